@@ -1,0 +1,142 @@
+package dev.depot.core.clients;
+
+import static dev.depot.core.clients.ClientTableDescriptor.*;
+
+import dev.depot.core.memory.Atomics;
+import dev.depot.core.sys.ProcessIdentity;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * The table of processes that have the store open, and the pin records they hold. Any process may read it;
+ * a slot's pin records are written only by its owner, except that a reaper clears the records of a dead owner
+ * before freeing its slot.
+ */
+public final class ClientTable {
+    private final MemorySegment table;
+    private final int maxClients;
+    private final int pinsPerClient;
+    private final long slotLength;
+
+    public ClientTable(MemorySegment table, int maxClients, int pinsPerClient) {
+        this.table = table;
+        this.maxClients = maxClients;
+        this.pinsPerClient = pinsPerClient;
+        this.slotLength = slotLength(pinsPerClient);
+        Atomics.checkAligned(table, 0, 128, "client table");
+    }
+
+    public int maxClients() {
+        return maxClients;
+    }
+
+    public int pinsPerClient() {
+        return pinsPerClient;
+    }
+
+    /** The segment of one client's slot. */
+    public MemorySegment slot(int client) {
+        return table.asSlice(client * slotLength, slotLength);
+    }
+
+    /** Claims a free slot for this process with one CAS; returns its index, or -1 when the table is full. */
+    public int register(int kind) {
+        long self = ProcessIdentity.self();
+        for (int c = 0; c < maxClients; c++) {
+            long base = c * slotLength;
+            if (Atomics.getLongVolatile(table, base + IDENTITY_OFFSET) == 0
+                && Atomics.compareAndSetLong(table, base + IDENTITY_OFFSET, 0, self)) {
+                table.set(ValueLayout.JAVA_INT, base + KIND_OFFSET, kind);
+                table.set(ValueLayout.JAVA_LONG, base + REGISTERED_AT_OFFSET, System.currentTimeMillis());
+                return c;
+            }
+        }
+        return -1;
+    }
+
+    /** The packed identity (pid, start time) in a slot; 0 when free. */
+    public long identity(int client) {
+        return Atomics.getLongVolatile(table, client * slotLength + IDENTITY_OFFSET);
+    }
+
+    public int kind(int client) {
+        return table.get(ValueLayout.JAVA_INT, client * slotLength + KIND_OFFSET);
+    }
+
+    /** True when the slot is taken by a process that is still running. */
+    public boolean isAlive(int client) {
+        return ProcessIdentity.isAlive(identity(client));
+    }
+
+    public int countRegistered() {
+        int n = 0;
+        for (int c = 0; c < maxClients; c++) {
+            if (identity(c) != 0) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /**
+     * Frees a slot whose identity is still {@code identity}: clears its pin records first (so that no scan
+     * counts them afterwards), then releases the slot with a CAS.
+     */
+    public boolean release(int client, long identity) {
+        long base = client * slotLength;
+        int highWater = Math.min(Atomics.getIntAcquire(table, base + PIN_HIGH_WATER_OFFSET), pinsPerClient);
+        for (int r = 0; r < highWater; r++) {
+            Atomics.putLongVolatile(table, base + pinRecordOffset(r), 0);
+        }
+        Atomics.putIntRelease(table, base + PIN_HIGH_WATER_OFFSET, 0);
+        return Atomics.compareAndSetLong(table, base + IDENTITY_OFFSET, identity, 0);
+    }
+
+    /**
+     * Counts the pin records equal to {@code record} across all clients, live or not yet reaped. Loads are
+     * volatile: this is the deleter's half of the Dekker handshake with {@link PinTable#pin}.
+     */
+    public int countPins(long record) {
+        int n = 0;
+        for (int c = 0; c < maxClients; c++) {
+            long base = c * slotLength;
+            if (Atomics.getLongVolatile(table, base + IDENTITY_OFFSET) == 0) {
+                continue;
+            }
+            int highWater = Math.min(Atomics.getIntAcquire(table, base + PIN_HIGH_WATER_OFFSET), pinsPerClient);
+            for (int r = 0; r < highWater; r++) {
+                if (Atomics.getLongVolatile(table, base + pinRecordOffset(r)) == record) {
+                    n++;
+                }
+            }
+        }
+        return n;
+    }
+
+    public boolean isPinned(long record) {
+        return countPins(record) > 0;
+    }
+
+    /** Calls {@code visitor} with every non-empty pin record of every registered client. */
+    public void forEachPin(PinVisitor visitor) {
+        for (int c = 0; c < maxClients; c++) {
+            long base = c * slotLength;
+            if (Atomics.getLongVolatile(table, base + IDENTITY_OFFSET) == 0) {
+                continue;
+            }
+            int highWater = Math.min(Atomics.getIntAcquire(table, base + PIN_HIGH_WATER_OFFSET), pinsPerClient);
+            for (int r = 0; r < highWater; r++) {
+                long rec = Atomics.getLongAcquire(table, base + pinRecordOffset(r));
+                if (rec != 0) {
+                    visitor.visit(c, rec);
+                }
+            }
+        }
+    }
+
+    /** Receives pin records. */
+    @FunctionalInterface
+    public interface PinVisitor {
+        void visit(int client, long record);
+    }
+}

@@ -1,0 +1,236 @@
+package dev.depot.core.heap;
+
+import static dev.depot.core.heap.HeapBlockDescriptor.*;
+import static dev.depot.core.store.StoreHeaderDescriptor.FREE_BINS;
+import static dev.depot.core.store.StoreHeaderDescriptor.USED_BYTES_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.freeBinOffset;
+
+import dev.depot.core.memory.Atomics;
+import dev.depot.core.memory.Bounds;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * Boundary-tag allocator over the data heap with segregated free lists (one bin per power of two).
+ * Every method must be called under the allocator lock ({@link dev.depot.core.store.AllocationLock}); the
+ * lock's acquire and release order these plain accesses between processes. Used bytes are also published
+ * with a release store for lock-free readers ({@code depot stat}).
+ *
+ * <p>Allocation takes the first fit in the size's own bin (bounded scan), else the first block of any larger
+ * bin, and splits off the rest. Freeing coalesces with both neighbours. Everything here is derived state:
+ * {@link #rebuild} recreates it from the object index after a crash.
+ */
+public final class HeapAllocator {
+    /** Blocks in the exact bin examined before moving to a larger bin. */
+    private static final int FIRST_FIT_SCAN_LIMIT = 32;
+    /** A remainder smaller than this stays with the allocated block instead of becoming a free block. */
+    private static final long MIN_SPLIT = 2L * ALIGNMENT;
+
+    private final MemorySegment header;
+    private final MemorySegment heap;
+    private final long heapLength;
+
+    public HeapAllocator(MemorySegment header, MemorySegment heap) {
+        this.header = header;
+        this.heap = heap;
+        this.heapLength = heap.byteSize();
+    }
+
+    /** Makes the whole heap one free block. */
+    public void formatEmpty() {
+        for (int b = 0; b < FREE_BINS; b++) {
+            header.set(ValueLayout.JAVA_LONG, freeBinOffset(b), NONE);
+        }
+        writeBlock(0, heapLength, true, 0);
+        pushFree(0, heapLength);
+        Atomics.putLongRelease(header, USED_BYTES_OFFSET, 0);
+    }
+
+    /** Allocates a block of exactly {@code size} bytes or more (a multiple of 64); returns its offset or -1. */
+    public long allocate(long size) {
+        if (size <= 0 || size > heapLength || (size & (ALIGNMENT - 1)) != 0) {
+            return NONE;
+        }
+        int bin = binOf(size);
+        long found = NONE;
+        int scanned = 0;
+        for (long b = head(bin); b != NONE && scanned < FIRST_FIT_SCAN_LIMIT; b = nextFree(b), scanned++) {
+            if (blockSize(b) >= size) {
+                found = b;
+                break;
+            }
+        }
+        for (int higher = bin + 1; found == NONE && higher < FREE_BINS; higher++) {
+            found = head(higher);
+        }
+        if (found == NONE) {
+            return NONE;
+        }
+        long have = blockSize(found);
+        unlink(found, have);
+        long rest = have - size;
+        if (rest >= MIN_SPLIT) {
+            writeBlock(found, size, false, prevSize(found));
+            writeBlock(found + size, rest, true, size);
+            setPrevSizeOfNext(found + size, rest);
+            pushFree(found + size, rest);
+        } else {
+            size = have;
+            writeBlock(found, have, false, prevSize(found));
+        }
+        addUsed(size);
+        return found;
+    }
+
+    /** Frees the allocated block at {@code offset}, coalescing with free neighbours. */
+    public void free(long offset) {
+        checkBlock(offset);
+        long size = blockSize(offset);
+        if (isFree(offset)) {
+            throw new IllegalStateException("double free of heap block at " + offset + " (size " + size + ")");
+        }
+        addUsed(-size);
+        long start = offset;
+        long length = size;
+        long next = offset + size;
+        if (next < heapLength && isFree(next)) {
+            long nextSize = blockSize(next);
+            unlink(next, nextSize);
+            length += nextSize;
+        }
+        long prevSize = prevSize(offset);
+        if (offset > 0 && isFree(offset - prevSize)) {
+            start = offset - prevSize;
+            unlink(start, prevSize);
+            length += prevSize;
+        }
+        writeBlock(start, length, true, start == 0 ? 0 : prevSize(start));
+        setPrevSizeOfNext(start, length);
+        pushFree(start, length);
+    }
+
+    /** Size of the block at {@code offset}, checked against the heap. */
+    public long blockSize(long offset) {
+        long size = heap.get(ValueLayout.JAVA_LONG, offset + SIZE_OFFSET) & ~FREE_BIT;
+        Bounds.checkRange("heap block size", offset, size, heapLength);
+        return size;
+    }
+
+    public long usedBytes() {
+        return Atomics.getLongAcquire(header, USED_BYTES_OFFSET);
+    }
+
+    public long heapLength() {
+        return heapLength;
+    }
+
+    /** The largest free block, by walking the top non-empty bin. */
+    public long largestFreeBlock() {
+        for (int b = FREE_BINS - 1; b >= 0; b--) {
+            long best = 0;
+            for (long f = head(b); f != NONE; f = nextFree(f)) {
+                best = Math.max(best, blockSize(f));
+            }
+            if (best > 0) {
+                return best;
+            }
+        }
+        return 0;
+    }
+
+    /**
+     * Recreates every block header and free list from the allocated blocks, given as sorted, non-overlapping
+     * (offset, size) pairs: {@code blocks[2i]} and {@code blocks[2i+1]}.
+     */
+    public void rebuild(long[] blocks, int count) {
+        for (int b = 0; b < FREE_BINS; b++) {
+            header.set(ValueLayout.JAVA_LONG, freeBinOffset(b), NONE);
+        }
+        long cursor = 0;
+        long prev = 0;
+        long used = 0;
+        for (int i = 0; i < count; i++) {
+            long off = blocks[2 * i];
+            long size = blocks[2 * i + 1];
+            if (off > cursor) {
+                writeBlock(cursor, off - cursor, true, prev);
+                pushFree(cursor, off - cursor);
+                prev = off - cursor;
+            }
+            writeBlock(off, size, false, prev);
+            used += size;
+            prev = size;
+            cursor = off + size;
+        }
+        if (cursor < heapLength) {
+            writeBlock(cursor, heapLength - cursor, true, prev);
+            pushFree(cursor, heapLength - cursor);
+        }
+        Atomics.putLongRelease(header, USED_BYTES_OFFSET, used);
+    }
+
+    private void addUsed(long delta) {
+        Atomics.putLongRelease(header, USED_BYTES_OFFSET, Atomics.getLongPlain(header, USED_BYTES_OFFSET) + delta);
+    }
+
+    private void checkBlock(long offset) {
+        if (offset < 0 || offset >= heapLength || (offset & (ALIGNMENT - 1)) != 0) {
+            throw new IndexOutOfBoundsException("heap block offset " + offset + " is not a 64-byte aligned offset below "
+                + heapLength);
+        }
+    }
+
+    private boolean isFree(long offset) {
+        return (heap.get(ValueLayout.JAVA_LONG, offset + SIZE_OFFSET) & FREE_BIT) != 0;
+    }
+
+    private long prevSize(long offset) {
+        long p = heap.get(ValueLayout.JAVA_LONG, offset + PREV_SIZE_OFFSET);
+        Bounds.checkRange("previous heap block", offset - p, p, heapLength);
+        return p;
+    }
+
+    private long nextFree(long offset) {
+        return heap.get(ValueLayout.JAVA_LONG, offset + NEXT_FREE_OFFSET);
+    }
+
+    private long head(int bin) {
+        return header.get(ValueLayout.JAVA_LONG, freeBinOffset(bin));
+    }
+
+    private void writeBlock(long offset, long size, boolean free, long prevSize) {
+        heap.set(ValueLayout.JAVA_LONG, offset + SIZE_OFFSET, size | (free ? FREE_BIT : 0));
+        heap.set(ValueLayout.JAVA_LONG, offset + PREV_SIZE_OFFSET, prevSize);
+    }
+
+    private void setPrevSizeOfNext(long offset, long size) {
+        long next = offset + size;
+        if (next < heapLength) {
+            heap.set(ValueLayout.JAVA_LONG, next + PREV_SIZE_OFFSET, size);
+        }
+    }
+
+    private void pushFree(long offset, long size) {
+        int bin = binOf(size);
+        long oldHead = head(bin);
+        heap.set(ValueLayout.JAVA_LONG, offset + NEXT_FREE_OFFSET, oldHead);
+        heap.set(ValueLayout.JAVA_LONG, offset + PREV_FREE_OFFSET, NONE);
+        if (oldHead != NONE) {
+            heap.set(ValueLayout.JAVA_LONG, oldHead + PREV_FREE_OFFSET, offset);
+        }
+        header.set(ValueLayout.JAVA_LONG, freeBinOffset(bin), offset);
+    }
+
+    private void unlink(long offset, long size) {
+        long next = nextFree(offset);
+        long prev = heap.get(ValueLayout.JAVA_LONG, offset + PREV_FREE_OFFSET);
+        if (prev == NONE) {
+            header.set(ValueLayout.JAVA_LONG, freeBinOffset(binOf(size)), next);
+        } else {
+            heap.set(ValueLayout.JAVA_LONG, prev + NEXT_FREE_OFFSET, next);
+        }
+        if (next != NONE) {
+            heap.set(ValueLayout.JAVA_LONG, next + PREV_FREE_OFFSET, prev);
+        }
+    }
+}

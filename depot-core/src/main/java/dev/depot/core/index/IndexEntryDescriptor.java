@@ -1,0 +1,80 @@
+package dev.depot.core.index;
+
+/**
+ * Layout of one object-index entry. The index is an open-addressing hash table of {@code indexSlots} entries
+ * (a power of two), probed linearly from {@code hash(id) & (slots - 1)}. Entries are inserted and removed only
+ * under the allocator lock; lookups are lock-free and validate what they read with the state word, like a
+ * seqlock.
+ *
+ * <pre>
+ *    0                   1                   2                   3
+ *    0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ *   +---------------------------------------------------------------+ 0
+ *   |  State word: generation (32) | owner client (16) | state (8)   |
+ *   +---------------------------------------------------------------+ 8
+ *   |                   Object id (20 bytes)                        |
+ *   +                               +-------------------------------+ 28
+ *   |                               |  Metadata length              |
+ *   +-------------------------------+-------------------------------+ 32
+ *   |              Block offset (from heap start)                   |
+ *   +---------------------------------------------------------------+ 40
+ *   |                       Data length                             |
+ *   +---------------------------------------------------------------+ 48
+ *   |                   Create time (epoch ms)                      |
+ *   +---------------------------------------------------------------+ 56
+ *   |          Last access (epoch ms, opaque store by readers)      |
+ *   +---------------------------------------------------------------+ 64
+ * </pre>
+ * The fields at 8..56 are written before the state word is published with a release store (insert) and are
+ * not changed while the entry is live.
+ */
+public final class IndexEntryDescriptor {
+    public static final int STATE_WORD_OFFSET = 0;
+    public static final int ID_OFFSET = STATE_WORD_OFFSET + Long.BYTES;
+    public static final int ID_LENGTH = 20;
+    public static final int METADATA_LENGTH_OFFSET = ID_OFFSET + ID_LENGTH;
+    public static final int BLOCK_OFFSET_OFFSET = METADATA_LENGTH_OFFSET + Integer.BYTES;
+    public static final int DATA_LENGTH_OFFSET = BLOCK_OFFSET_OFFSET + Long.BYTES;
+    public static final int CREATE_TIME_OFFSET = DATA_LENGTH_OFFSET + Long.BYTES;
+    public static final int LAST_ACCESS_OFFSET = CREATE_TIME_OFFSET + Long.BYTES;
+    public static final int ENTRY_LENGTH = 64;
+
+    private static final int STATE_BITS = 8;
+    private static final int OWNER_SHIFT = STATE_BITS;
+    private static final int OWNER_MASK = 0xffff;
+    private static final int GENERATION_SHIFT = 32;
+
+    /** Entries are kept at most this full (3/4) so that probe chains stay short. */
+    public static long maxObjects(int indexSlots) {
+        return indexSlots - (indexSlots >> 2);
+    }
+
+    static {
+        if (LAST_ACCESS_OFFSET + Long.BYTES != ENTRY_LENGTH) {
+            throw new AssertionError("entry layout does not add up");
+        }
+    }
+
+    private IndexEntryDescriptor() {
+    }
+
+    public static long entryOffset(int slot) {
+        return (long) slot * ENTRY_LENGTH;
+    }
+
+    public static long stateWord(int generation, int owner, EntryState state) {
+        return ((long) generation << GENERATION_SHIFT) | ((long) (owner & OWNER_MASK) << OWNER_SHIFT) | state.code;
+    }
+
+    public static EntryState state(long stateWord) {
+        return EntryState.of((int) (stateWord & 0xff));
+    }
+
+    public static int owner(long stateWord) {
+        return (int) (stateWord >>> OWNER_SHIFT) & OWNER_MASK;
+    }
+
+    public static int generation(long stateWord) {
+        return (int) (stateWord >>> GENERATION_SHIFT);
+    }
+}

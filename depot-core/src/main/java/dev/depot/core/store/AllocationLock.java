@@ -1,0 +1,84 @@
+package dev.depot.core.store;
+
+import static dev.depot.core.store.StoreHeaderDescriptor.ALLOC_LOCK_OFFSET;
+
+import dev.depot.core.clients.ClientTable;
+import dev.depot.core.memory.Atomics;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The store-wide lock that serialises changes to the heap and to the index's membership (not lookups, pins or
+ * seals, which are lock-free). The lock word holds {@code owner client + 1}, so a waiter can tell whether its
+ * holder died: after {@link #LIVENESS_CHECK_NANOS} of waiting it checks the owner's pid and start time, and
+ * steals the lock from a dead owner with a CAS. A stolen lock means the protected state may be half-changed;
+ * {@link #acquire} then returns {@code true} and the caller must rebuild it ({@link Recovery}).
+ */
+public final class AllocationLock {
+    static final long LIVENESS_CHECK_NANOS = 2_000_000L;
+    private static final int SPINS_BEFORE_YIELD = 200;
+
+    private final MemorySegment header;
+    private final ClientTable clients;
+
+    public AllocationLock(MemorySegment header, ClientTable clients) {
+        this.header = header;
+        this.clients = clients;
+        Atomics.checkAligned(header, ALLOC_LOCK_OFFSET, Long.BYTES, "allocator lock");
+    }
+
+    /**
+     * Takes the lock for client {@code me}. Acquire semantics: the previous holder's release publishes its
+     * changes to us.
+     *
+     * @return true when the lock was stolen from a dead holder and the protected state must be rebuilt
+     */
+    public boolean acquire(int me) {
+        long mine = me + 1L;
+        int spins = 0;
+        long waitStart = 0;
+        long nextCheck = 0;
+        while (true) {
+            long holder = Atomics.getLongVolatile(header, ALLOC_LOCK_OFFSET);
+            if (holder == 0) {
+                if (Atomics.compareAndSetLong(header, ALLOC_LOCK_OFFSET, 0, mine)) {
+                    return false;
+                }
+                continue;
+            }
+            if (holder == mine) {
+                throw new IllegalStateException("allocator lock is already held by this client (" + me + "): not reentrant");
+            }
+            if (++spins < SPINS_BEFORE_YIELD) {
+                Thread.onSpinWait();
+                continue;
+            }
+            Thread.yield();
+            long now = System.nanoTime();
+            if (waitStart == 0) {
+                waitStart = now;
+                nextCheck = now + LIVENESS_CHECK_NANOS;
+            } else if (now - nextCheck >= 0) {
+                nextCheck = now + LIVENESS_CHECK_NANOS;
+                int owner = (int) holder - 1;
+                boolean dead = owner < 0 || owner >= clients.maxClients() || !clients.isAlive(owner);
+                if (dead && Atomics.compareAndSetLong(header, ALLOC_LOCK_OFFSET, holder, mine)) {
+                    return true;
+                }
+            }
+        }
+    }
+
+    /** Releases the lock (release store: publishes everything done under it). */
+    public void release(int me) {
+        long mine = me + 1L;
+        if (!Atomics.compareAndSetLong(header, ALLOC_LOCK_OFFSET, mine, 0)) {
+            throw new IllegalStateException("allocator lock released by client " + me + " but held by "
+                + (Atomics.getLongVolatile(header, ALLOC_LOCK_OFFSET) - 1));
+        }
+    }
+
+    /** The client holding the lock, or -1. */
+    public int holder() {
+        return (int) Atomics.getLongVolatile(header, ALLOC_LOCK_OFFSET) - 1;
+    }
+}

@@ -1,0 +1,70 @@
+package dev.depot.core.store;
+
+import static dev.depot.core.index.IndexEntryDescriptor.generation;
+import static dev.depot.core.index.IndexEntryDescriptor.owner;
+import static dev.depot.core.index.IndexEntryDescriptor.state;
+import static dev.depot.core.index.IndexEntryDescriptor.stateWord;
+import static dev.depot.core.store.StoreHeaderDescriptor.PENDING_DELETES_OFFSET;
+
+import dev.depot.core.index.EntryState;
+import dev.depot.core.sys.ProcessIdentity;
+
+/**
+ * Returns what a client held to the store: its unsealed objects are reclaimed, its pins dropped and its slot
+ * freed. Used for a client that closes, and by the daemon for clients found dead (pid gone, or reused by a
+ * process with another start time). Idempotent: a reaper killed half-way is simply run again.
+ */
+public final class Reaper {
+    private final Store store;
+
+    public Reaper(Store store) {
+        this.store = store;
+    }
+
+    /** Reclaims every registered client whose process is gone; returns how many. */
+    public int reapDeadClients() {
+        int reaped = 0;
+        var clients = store.clients;
+        for (int c = 0; c < clients.maxClients(); c++) {
+            long identity = clients.identity(c);
+            if (identity != 0 && c != store.me() && !ProcessIdentity.isAlive(identity)) {
+                reclaimClient(c, identity);
+                reaped++;
+            }
+        }
+        store.sweepPendingDeletes();
+        return reaped;
+    }
+
+    /** Reclaims client {@code client}, which had {@code identity}. */
+    void reclaimClient(int client, long identity) {
+        var index = store.index;
+        store.lockAndRecover();
+        try {
+            if (store.clients.identity(client) != identity) {
+                return;
+            }
+            for (int slot = 0; slot < index.slots(); slot++) {
+                long sw = index.stateWordVolatile(slot);
+                EntryState st = state(sw);
+                if (!st.isLive() || owner(sw) != client) {
+                    continue;
+                }
+                switch (st) {
+                    case CREATING -> store.freeEntryUnderLock(slot);
+                    case EVICTING -> index.putStateWordRelease(slot, stateWord(generation(sw), 0, EntryState.SEALED));
+                    case DELETING -> {
+                        if (index.compareAndSetStateWord(slot, sw, stateWord(generation(sw), 0, EntryState.DELETE_PENDING))) {
+                            store.addCounter(PENDING_DELETES_OFFSET, 1);
+                        }
+                    }
+                    default -> {
+                    }
+                }
+            }
+            store.clients.release(client, identity);
+        } finally {
+            store.releaseLock();
+        }
+    }
+}

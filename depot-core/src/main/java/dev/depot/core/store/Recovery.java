@@ -1,0 +1,138 @@
+package dev.depot.core.store;
+
+import static dev.depot.core.index.IndexEntryDescriptor.generation;
+import static dev.depot.core.index.IndexEntryDescriptor.owner;
+import static dev.depot.core.index.IndexEntryDescriptor.state;
+import static dev.depot.core.index.IndexEntryDescriptor.stateWord;
+import static dev.depot.core.store.StoreHeaderDescriptor.OBJECT_COUNT_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.PENDING_DELETES_OFFSET;
+
+import dev.depot.core.heap.HeapBlockDescriptor;
+import dev.depot.core.index.EntryState;
+import dev.depot.core.memory.Atomics;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Rebuilds the allocator's derived state (block headers, free lists, used bytes, object count) from the object
+ * index, which is the truth. Runs under the allocator lock: when the lock was stolen from a dead holder, when
+ * a daemon starts, and for {@code depot doctor}. Also settles entries that a dead client left mid-step:
+ * <ul>
+ *   <li>CREATING by a dead client: reclaimed (the object was never visible);</li>
+ *   <li>EVICTING by a dead client: back to SEALED (eviction had not freed it);</li>
+ *   <li>DELETING by a dead client: DELETE_PENDING (the sweep finishes it);</li>
+ *   <li>entries whose block lies outside the heap or overlaps another: dropped and reported.</li>
+ * </ul>
+ */
+public final class Recovery {
+    private final Store store;
+    private final List<String> problems = new ArrayList<>();
+
+    Recovery(Store store) {
+        this.store = store;
+    }
+
+    /** Rebuilds; returns the problems found (empty when the index was consistent). */
+    public List<String> rebuildUnderLock() {
+        var index = store.index;
+        long heapLength = store.layout.heapLength();
+        boolean[] alive = new boolean[store.clients.maxClients()];
+        boolean[] checked = new boolean[alive.length];
+        long[] blocks = new long[64];
+        int[] slotsOf = new int[32];
+        int count = 0;
+        long pending = 0;
+        for (int slot = 0; slot < index.slots(); slot++) {
+            long sw = index.stateWordVolatile(slot);
+            EntryState st;
+            try {
+                st = state(sw);
+            } catch (IllegalStateException e) {
+                problems.add("index slot " + slot + ": " + e.getMessage() + "; entry dropped");
+                index.putStateWordRelease(slot, stateWord(generation(sw), 0, EntryState.TOMBSTONE));
+                continue;
+            }
+            if (!st.isLive()) {
+                continue;
+            }
+            int owner = owner(sw);
+            boolean ownerAlive = owner == store.me() || (owner < alive.length && isAlive(owner, alive, checked));
+            if (st == EntryState.CREATING && !ownerAlive) {
+                index.putStateWordRelease(slot, stateWord(generation(sw), 0, EntryState.TOMBSTONE));
+                continue;
+            }
+            if (st == EntryState.EVICTING && !ownerAlive) {
+                index.putStateWordRelease(slot, stateWord(generation(sw), 0, EntryState.SEALED));
+            } else if (st == EntryState.DELETING && !ownerAlive) {
+                index.putStateWordRelease(slot, stateWord(generation(sw), 0, EntryState.DELETE_PENDING));
+                st = EntryState.DELETE_PENDING;
+            }
+            if (st == EntryState.DELETE_PENDING) {
+                pending++;
+            }
+            long block = index.blockOffset(slot);
+            long dataLength = index.dataLength(slot);
+            int metadataLength = index.metadataLength(slot);
+            long size = HeapBlockDescriptor.blockSizeFor(dataLength, metadataLength);
+            if (block < 0 || (block & (HeapBlockDescriptor.ALIGNMENT - 1)) != 0 || dataLength < 0
+                || metadataLength < 0 || metadataLength > Store.MAX_METADATA_LENGTH || size > heapLength - block) {
+                problems.add("index slot " + slot + ": block offset " + block + " data " + dataLength + " metadata "
+                    + metadataLength + " does not fit the heap of " + heapLength + " bytes; entry dropped");
+                index.putStateWordRelease(slot, stateWord(generation(sw), 0, EntryState.TOMBSTONE));
+                continue;
+            }
+            if (count == slotsOf.length) {
+                blocks = Arrays.copyOf(blocks, blocks.length * 2);
+                slotsOf = Arrays.copyOf(slotsOf, slotsOf.length * 2);
+            }
+            blocks[2 * count] = block;
+            blocks[2 * count + 1] = size;
+            slotsOf[count] = slot;
+            count++;
+        }
+        count = sortAndDropOverlaps(blocks, slotsOf, count);
+        store.allocator.rebuild(blocks, count);
+        Atomics.putLongVolatile(store.header, OBJECT_COUNT_OFFSET, count);
+        Atomics.putLongVolatile(store.header, PENDING_DELETES_OFFSET, pending);
+        return problems;
+    }
+
+    private boolean isAlive(int client, boolean[] alive, boolean[] checked) {
+        if (!checked[client]) {
+            checked[client] = true;
+            alive[client] = store.clients.isAlive(client);
+        }
+        return alive[client];
+    }
+
+    /** Sorts blocks by offset; an entry overlapping its predecessor is dropped. Returns the new count. */
+    private int sortAndDropOverlaps(long[] blocks, int[] slotsOf, int count) {
+        Integer[] order = new Integer[count];
+        for (int i = 0; i < count; i++) {
+            order[i] = i;
+        }
+        Arrays.sort(order, (a, b) -> Long.compare(blocks[2 * a], blocks[2 * b]));
+        long[] sorted = new long[2 * count];
+        int kept = 0;
+        long end = 0;
+        for (int i : order) {
+            long off = blocks[2 * i];
+            long size = blocks[2 * i + 1];
+            if (off < end) {
+                int slot = slotsOf[i];
+                problems.add("index slot " + slot + ": block " + off + ".." + (off + size)
+                    + " overlaps another object; entry dropped");
+                var index = store.index;
+                index.putStateWordRelease(slot, stateWord(generation(index.stateWordVolatile(slot)), 0, EntryState.TOMBSTONE));
+                continue;
+            }
+            sorted[2 * kept] = off;
+            sorted[2 * kept + 1] = size;
+            kept++;
+            end = off + size;
+        }
+        System.arraycopy(sorted, 0, blocks, 0, 2 * kept);
+        return kept;
+    }
+}

@@ -1,0 +1,552 @@
+package dev.depot.core.store;
+
+import static dev.depot.core.index.IndexEntryDescriptor.generation;
+import static dev.depot.core.index.IndexEntryDescriptor.owner;
+import static dev.depot.core.index.IndexEntryDescriptor.state;
+import static dev.depot.core.index.IndexEntryDescriptor.stateWord;
+import static dev.depot.core.store.StoreHeaderDescriptor.*;
+
+import dev.depot.core.clients.ClientTable;
+import dev.depot.core.clients.ClientTableDescriptor;
+import dev.depot.core.clients.PinTable;
+import dev.depot.core.heap.HeapAllocator;
+import dev.depot.core.heap.HeapBlockDescriptor;
+import dev.depot.core.index.EntryState;
+import dev.depot.core.index.ObjectIndex;
+import dev.depot.core.memory.Atomics;
+import dev.depot.core.memory.Bounds;
+import dev.depot.core.sys.Native;
+import dev.depot.core.sys.ProcessIdentity;
+import dev.depot.errors.DepotException;
+import dev.depot.errors.ErrorCode;
+import dev.depot.errors.ObjectExistsException;
+import dev.depot.errors.ResourceLimitException;
+import dev.depot.errors.StoreFullException;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One process's handle on a store: the mapping, its regions, and this process's client slot. All object
+ * operations of the Java client and the daemon go through here. Thread-safe.
+ *
+ * <p>Protocol summary (each step says what it publishes and who reads it):
+ * <ul>
+ *   <li>create: under the allocator lock, allocate a block, write the metadata, insert a CREATING entry
+ *       (release store of the state word publishes the entry to lock-free readers).</li>
+ *   <li>seal: CAS CREATING(me) to SEALED (volatile; publishes the data the writer wrote to every reader that
+ *       acquires the state word), then bump the id's futex word and wake waiters.</li>
+ *   <li>pin: store a pin record (volatile), then load the state word (volatile) and check it is still SEALED
+ *       with the same generation. A deleter CASes the state first, then scans pin records (volatile): one of
+ *       the two always sees the other.</li>
+ *   <li>delete: CAS SEALED to DELETING; if no pin records: free under the lock; else DELETE_PENDING, which
+ *       the last unpinner (or the daemon's sweep) completes.</li>
+ * </ul>
+ */
+public final class Store implements AutoCloseable {
+    /** Largest metadata per object. */
+    public static final int MAX_METADATA_LENGTH = 64 * 1024;
+    /** How long a reader waits for an EVICTING entry to settle before calling it missing. */
+    private static final long EVICTING_WAIT_NANOS = 50_000_000L;
+
+    final StoreFile file;
+    final StoreLayout layout;
+    final MemorySegment header;
+    final MemorySegment heap;
+    final ClientTable clients;
+    final ObjectIndex index;
+    final HeapAllocator allocator;
+    final AllocationLock lock;
+    private final int me;
+    private final long myIdentity;
+    private final PinTable pins;
+    private volatile boolean closed;
+
+    private Store(StoreFile file, int kind) {
+        this.file = file;
+        this.layout = file.layout();
+        this.header = file.header();
+        this.heap = file.heap();
+        this.clients = new ClientTable(file.clientTable(), layout.maxClients(), layout.pinsPerClient());
+        this.index = new ObjectIndex(file.index(), layout.indexSlots());
+        this.allocator = new HeapAllocator(header, heap);
+        this.lock = new AllocationLock(header, clients);
+        Atomics.checkAligned(header, FUTEX_WORDS_OFFSET, Integer.BYTES, "futex words");
+        this.me = registerWithRetry(kind);
+        this.myIdentity = ProcessIdentity.self();
+        this.pins = new PinTable(clients.slot(me), layout.pinsPerClient());
+    }
+
+    /** Opens an existing store and registers this process as a client. */
+    public static Store open(Path dir, int kind) throws IOException {
+        StoreFile f = StoreFile.open(dir);
+        try {
+            return new Store(f, kind);
+        } catch (RuntimeException e) {
+            f.close();
+            throw e;
+        }
+    }
+
+    /** Creates a new store with {@code layout} and registers this process. */
+    public static Store create(Path dir, StoreLayout layout, int kind) throws IOException {
+        StoreFile f = StoreFile.create(dir, layout);
+        try {
+            return new Store(f, kind);
+        } catch (RuntimeException e) {
+            f.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Registers, waiting up to {@code 1.5 s} for the daemon to reclaim dead clients when the table is full.
+     */
+    private int registerWithRetry(int kind) {
+        long deadline = System.nanoTime() + 1_500_000_000L;
+        while (true) {
+            int slot = clients.register(kind);
+            if (slot >= 0) {
+                return slot;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new ResourceLimitException(ErrorCode.TOO_MANY_CLIENTS, "the store at " + file.path().getParent()
+                    + " has all " + clients.maxClients() + " client slots taken by running processes; close a client"
+                    + " or recreate the store with a larger --max-clients");
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new DepotException("interrupted while waiting for a free client slot");
+            }
+        }
+    }
+
+    public int clientSlot() {
+        return me;
+    }
+
+    public StoreLayout layout() {
+        return layout;
+    }
+
+    public Path directory() {
+        return file.path().getParent();
+    }
+
+    public ClientTable clients() {
+        return clients;
+    }
+
+    public ObjectIndex index() {
+        return index;
+    }
+
+    /**
+     * Creates an unsealed object and returns its pin record {@code (slot, generation)}; the caller owns it until
+     * {@link #seal} or {@link #abort}.
+     */
+    public long create(long w0, long w1, int w2, long dataLength, byte[] metadata, boolean evict, String idText) {
+        checkOpen();
+        if (dataLength < 0) {
+            throw new IllegalArgumentException("data size must be >= 0, got " + dataLength);
+        }
+        if (metadata.length > MAX_METADATA_LENGTH) {
+            throw new IllegalArgumentException("metadata of " + metadata.length + " bytes exceeds the limit of "
+                + MAX_METADATA_LENGTH);
+        }
+        if (dataLength > layout.heapLength()) {
+            throw storeFull(idText, dataLength, "it is larger than the whole store");
+        }
+        long blockSize = HeapBlockDescriptor.blockSizeFor(dataLength, metadata.length);
+        lockAndRecover();
+        try {
+            if (index.findBlocking(w0, w1, w2) >= 0) {
+                throw new ObjectExistsException("object " + idText + " exists already; ids are write-once: delete it"
+                    + " first or use another id");
+            }
+            if (Atomics.getLongPlain(header, OBJECT_COUNT_OFFSET) >= layout.maxObjects()) {
+                throw new StoreFullException("cannot create object " + idText + ": the index holds "
+                    + layout.maxObjects() + " objects, its maximum; delete objects or recreate the store with"
+                    + " more --max-objects");
+            }
+            long block = allocator.allocate(blockSize);
+            if (block < 0 && evict) {
+                block = new Eviction(this).evictUntilAllocated(blockSize);
+            }
+            if (block < 0) {
+                throw storeFull(idText, dataLength, evict ? "even after evicting every unpinned object"
+                    : "and eviction is off for this create");
+            }
+            long dataStart = block + HeapBlockDescriptor.HEADER_LENGTH;
+            MemorySegment.copy(metadata, 0, heap, java.lang.foreign.ValueLayout.JAVA_BYTE, dataStart + dataLength,
+                metadata.length);
+            long record = index.insert(w0, w1, w2, block, dataLength, metadata.length, me);
+            addCounter(OBJECT_COUNT_OFFSET, 1);
+            return record;
+        } finally {
+            lock.release(me);
+        }
+    }
+
+    private StoreFullException storeFull(String idText, long dataLength, String why) {
+        StoreStatistics s = statistics();
+        return new StoreFullException("object " + idText + " needs " + dataLength + " bytes but does not fit " + why
+            + ": capacity " + s.capacityBytes() + ", free " + s.freeBytes() + " (largest free block "
+            + s.largestFreeBlock() + "), pinned " + s.pinnedBytes()
+            + "; raise --capacity, delete objects or release pinned views");
+    }
+
+    /** Seals an object this client created: it becomes immutable and visible, and waiters wake. */
+    public void seal(long record) {
+        checkOpen();
+        int slot = ClientTableDescriptor.pinnedSlot(record);
+        int gen = (int) record;
+        long creating = stateWord(gen, me, EntryState.CREATING);
+        if (!index.compareAndSetStateWord(slot, creating, stateWord(gen, 0, EntryState.SEALED))) {
+            throw new IllegalStateException("cannot seal object in slot " + slot + ": it is no longer being created"
+                + " by this client (state word 0x" + Long.toHexString(index.stateWordVolatile(slot)) + ")");
+        }
+        notifySealed(slot);
+    }
+
+    private void notifySealed(int slot) {
+        long word = futexWordOffset(futexBucket(index.homeOfSlot(slot)));
+        Atomics.getAndAddInt(header, word, 1);
+        // Dekker with waitForSeal: the waiter increments FUTEX_WAITERS then re-checks; we bumped the word then read.
+        if (Atomics.getIntVolatile(header, FUTEX_WAITERS_OFFSET) > 0) {
+            Native.futexWakeAll(header.address() + word);
+        }
+    }
+
+    private int futexBucket(int slotOrHome) {
+        return slotOrHome & (FUTEX_BUCKETS - 1);
+    }
+
+    /** The futex sequence to pass to {@link #awaitSeal} for an id; read it before looking the id up. */
+    public int sealSequence(long w0, long w1) {
+        return Atomics.getIntAcquire(header, futexWordOffset(futexBucket(index.home(w0, w1))));
+    }
+
+    /**
+     * Blocks until some object whose id shares this id's futex bucket is sealed, or the time passes. The caller
+     * re-checks. The bucket is chosen by the id's home slot, on both sides.
+     */
+    public void awaitSeal(long w0, long w1, int sequence, long timeoutNanos) {
+        int bucket = futexBucket(index.home(w0, w1));
+        Atomics.getAndAddInt(header, FUTEX_WAITERS_OFFSET, 1);
+        try {
+            Native.futexWait(header.address() + futexWordOffset(bucket), sequence, timeoutNanos);
+        } finally {
+            Atomics.getAndAddInt(header, FUTEX_WAITERS_OFFSET, -1);
+        }
+    }
+
+    /** Aborts an unsealed object this client created: its space is freed at once. */
+    public void abort(long record) {
+        checkOpen();
+        int slot = ClientTableDescriptor.pinnedSlot(record);
+        long creating = stateWord((int) record, me, EntryState.CREATING);
+        lockAndRecover();
+        try {
+            if (index.stateWordVolatile(slot) != creating) {
+                throw new IllegalStateException("cannot abort object in slot " + slot + ": not being created by this client");
+            }
+            freeEntryUnderLock(slot);
+        } finally {
+            lock.release(me);
+        }
+    }
+
+    /** Frees a live entry's block and removes the entry. Under the lock. */
+    void freeEntryUnderLock(int slot) {
+        allocator.free(index.blockOffset(slot));
+        index.remove(slot);
+        addCounter(OBJECT_COUNT_OFFSET, -1);
+    }
+
+    /** Pins a sealed object; returns null when there is none with this id. Lock-free, no system call. */
+    public Pin tryPin(long w0, long w1, int w2) {
+        checkOpen();
+        long evictingSince = 0;
+        while (true) {
+            long record = index.findSealed(w0, w1, w2);
+            if (record == 0) {
+                return null;
+            }
+            int slot = ClientTableDescriptor.pinnedSlot(record);
+            int position = pins.pin(record);
+            long sw = index.stateWordVolatile(slot);
+            if (generation(sw) == (int) record) {
+                EntryState st = state(sw);
+                if (st == EntryState.SEALED) {
+                    index.touch(slot, System.currentTimeMillis());
+                    return new Pin(record, position);
+                }
+                pins.unpin(position);
+                if (st == EntryState.EVICTING) {
+                    long now = System.nanoTime();
+                    if (evictingSince == 0) {
+                        evictingSince = now;
+                    } else if (now - evictingSince > EVICTING_WAIT_NANOS) {
+                        return null;
+                    }
+                    Thread.yield();
+                    continue;
+                }
+                return null;
+            }
+            pins.unpin(position);
+            // The slot was reused between lookup and pin: look again.
+        }
+    }
+
+    /** Releases a pin; completes a deferred delete when this was the last pin on it. */
+    public void unpin(Pin pin) {
+        pins.unpin(pin.position());
+        int slot = pin.slot();
+        long sw = index.stateWordVolatile(slot);
+        if (state(sw) == EntryState.DELETE_PENDING && generation(sw) == pin.generation()) {
+            tryFinishDelete(slot, sw);
+        }
+    }
+
+    /** The object's data, a slice of the one mapping. Bounds are checked: the index is untrusted. */
+    public MemorySegment data(int slot) {
+        long block = index.blockOffset(slot);
+        long length = index.dataLength(slot);
+        Bounds.checkRange("object data of index slot " + slot, block + HeapBlockDescriptor.HEADER_LENGTH, length,
+            layout.heapLength());
+        return heap.asSlice(block + HeapBlockDescriptor.HEADER_LENGTH, length);
+    }
+
+    public MemorySegment metadata(int slot) {
+        long block = index.blockOffset(slot);
+        long dataLength = index.dataLength(slot);
+        int length = index.metadataLength(slot);
+        long start = block + HeapBlockDescriptor.HEADER_LENGTH + dataLength;
+        Bounds.checkRange("object metadata of index slot " + slot, start, length, layout.heapLength());
+        return heap.asSlice(start, length);
+    }
+
+    /** Offset in the store file of an object's data (for clients that map the file themselves). */
+    public long dataFileOffset(int slot) {
+        return layout.heapOffset() + index.blockOffset(slot) + HeapBlockDescriptor.HEADER_LENGTH;
+    }
+
+    /**
+     * Deletes a sealed object: freed now when nobody pins it, else when the last pin goes.
+     *
+     * @return false when there is no sealed object with this id
+     */
+    public boolean delete(long w0, long w1, int w2) {
+        checkOpen();
+        while (true) {
+            int slot = index.findInState(w0, w1, w2, EntryState.SEALED);
+            if (slot < 0) {
+                return false;
+            }
+            long sw = index.stateWordVolatile(slot);
+            if (state(sw) != EntryState.SEALED || !index.idEquals(slot, w0, w1, w2)) {
+                continue;
+            }
+            long deleting = stateWord(generation(sw), me, EntryState.DELETING);
+            if (!index.compareAndSetStateWord(slot, sw, deleting)) {
+                continue;
+            }
+            finishOrDefer(slot, deleting);
+            return true;
+        }
+    }
+
+    /** With the entry in DELETING(me): free it when unpinned, else leave it DELETE_PENDING. */
+    private void finishOrDefer(int slot, long deleting) {
+        long record = ClientTableDescriptor.pinRecord(slot, generation(deleting));
+        if (!clients.isPinned(record)) {
+            lockAndRecover();
+            try {
+                if (index.stateWordVolatile(slot) == deleting) {
+                    freeEntryUnderLock(slot);
+                }
+            } finally {
+                lock.release(me);
+            }
+            return;
+        }
+        long pending = stateWord(generation(deleting), 0, EntryState.DELETE_PENDING);
+        if (index.compareAndSetStateWord(slot, deleting, pending)) {
+            addCounter(PENDING_DELETES_OFFSET, 1);
+        }
+    }
+
+    /** Tries to complete a DELETE_PENDING entry whose state word is {@code pending}. */
+    void tryFinishDelete(int slot, long pending) {
+        long deleting = stateWord(generation(pending), me, EntryState.DELETING);
+        if (index.compareAndSetStateWord(slot, pending, deleting)) {
+            addCounter(PENDING_DELETES_OFFSET, -1);
+            finishOrDefer(slot, deleting);
+        }
+    }
+
+    /** Completes every deferred delete whose pins are gone. The daemon calls this periodically. */
+    public void sweepPendingDeletes() {
+        if (Atomics.getLongVolatile(header, PENDING_DELETES_OFFSET) <= 0) {
+            return;
+        }
+        for (int slot = 0; slot < index.slots(); slot++) {
+            long sw = index.stateWordAcquire(slot);
+            if (state(sw) == EntryState.DELETE_PENDING) {
+                tryFinishDelete(slot, sw);
+            }
+        }
+    }
+
+    /** Evicts least-recently-used unpinned sealed objects until {@code bytes} are freed or none is left. */
+    public long evict(long bytes) {
+        checkOpen();
+        lockAndRecover();
+        try {
+            return new Eviction(this).evictBytes(bytes);
+        } finally {
+            lock.release(me);
+        }
+    }
+
+    /** Takes the allocator lock, rebuilding the heap first when the previous holder died holding it. */
+    void lockAndRecover() {
+        if (lock.acquire(me)) {
+            new Recovery(this).rebuildUnderLock();
+        }
+    }
+
+    void releaseLock() {
+        lock.release(me);
+    }
+
+    int me() {
+        return me;
+    }
+
+    void addCounter(int offset, long delta) {
+        Atomics.getAndAddLong(header, offset, delta);
+    }
+
+    /** Figures of the store. Reads the free lists under the lock, the rest lock-free. */
+    public StoreStatistics statistics() {
+        checkOpen();
+        Map<Integer, Integer> pinned = pinnedSlots();
+        long pinnedBytes = 0;
+        for (int slot : pinned.keySet()) {
+            pinnedBytes += index.dataLength(slot);
+        }
+        long sealed = 0;
+        long unsealedBytes = 0;
+        for (int slot = 0; slot < index.slots(); slot++) {
+            EntryState st = state(index.stateWordAcquire(slot));
+            if (st == EntryState.SEALED) {
+                sealed++;
+            } else if (st == EntryState.CREATING) {
+                unsealedBytes += index.dataLength(slot);
+            }
+        }
+        long largest;
+        boolean held = lock.holder() == me;
+        if (!held) {
+            lockAndRecover();
+        }
+        try {
+            largest = allocator.largestFreeBlock();
+        } finally {
+            if (!held) {
+                lock.release(me);
+            }
+        }
+        long used = allocator.usedBytes();
+        long daemon = Atomics.getLongAcquire(header, DAEMON_IDENTITY_OFFSET);
+        return new StoreStatistics(layout.heapLength(), used, layout.heapLength() - used, pinnedBytes,
+            Atomics.getLongVolatile(header, OBJECT_COUNT_OFFSET), sealed, unsealedBytes, clients.countRegistered(),
+            Atomics.getLongVolatile(header, EVICTION_COUNT_OFFSET), Atomics.getLongVolatile(header, EVICTED_BYTES_OFFSET),
+            largest, layout.maxObjects(), ProcessIdentity.isAlive(daemon) ? ProcessIdentity.pidOf(daemon) : 0,
+            Atomics.getLongAcquire(header, HEARTBEAT_OFFSET));
+    }
+
+    /** Index slot to number of pins, for every pinned entry. */
+    Map<Integer, Integer> pinnedSlots() {
+        Map<Integer, Integer> pinned = new HashMap<>();
+        clients.forEachPin((client, record) -> {
+            int slot = ClientTableDescriptor.pinnedSlot(record);
+            if (slot >= 0 && slot < index.slots() && generation(index.stateWordAcquire(slot)) == (int) record) {
+                pinned.merge(slot, 1, Integer::sum);
+            }
+        });
+        return pinned;
+    }
+
+    /** A snapshot of every live entry. */
+    public List<ObjectEntry> list() {
+        checkOpen();
+        Map<Integer, Integer> pinned = pinnedSlots();
+        List<ObjectEntry> out = new ArrayList<>();
+        for (int slot = 0; slot < index.slots(); slot++) {
+            long sw = index.stateWordAcquire(slot);
+            EntryState st = state(sw);
+            if (!st.isLive()) {
+                continue;
+            }
+            byte[] id = new byte[dev.depot.core.index.IndexEntryDescriptor.ID_LENGTH];
+            index.readId(slot, id);
+            var entry = new ObjectEntry(id, st, index.dataLength(slot), index.metadataLength(slot),
+                pinned.getOrDefault(slot, 0), index.createTime(slot), index.lastAccess(slot));
+            if (index.stateWordAcquire(slot) == sw) {
+                out.add(entry);
+            }
+        }
+        return out;
+    }
+
+    /** Number of live entries of this id's SEALED object pins, or -1 when there is none. */
+    public int pinCount(long record) {
+        return clients.countPins(record);
+    }
+
+    /** The entry owner of a state word, for diagnostics. */
+    public static int ownerOf(long stateWord) {
+        return owner(stateWord);
+    }
+
+    public MemorySegment header() {
+        return header;
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("store " + directory() + " is closed");
+        }
+    }
+
+    /**
+     * Unregisters this process (its pins are dropped, its unsealed objects are aborted) and unmaps the store.
+     * The caller must have closed its views and writers first.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            new Reaper(this).reclaimClient(me, myIdentity);
+        } finally {
+            file.close();
+        }
+    }
+}

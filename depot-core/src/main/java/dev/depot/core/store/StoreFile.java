@@ -1,0 +1,204 @@
+package dev.depot.core.store;
+
+import static dev.depot.core.store.StoreHeaderDescriptor.*;
+
+import dev.depot.core.memory.Atomics;
+import dev.depot.core.sys.Native;
+import dev.depot.errors.DepotException;
+import dev.depot.errors.StoreFormatException;
+import dev.depot.errors.StoreNotFoundException;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.channels.FileChannel;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+
+/**
+ * The store file, mapped once into this process for as long as it is open: a new mapping costs ~5 µs per page
+ * on first touch, so nothing else in Depot maps memory.
+ *
+ * <p>Creation writes the file under a temporary name, reserves all of it with {@code posix_fallocate} (so a
+ * full /dev/shm fails here, clearly, and never later as SIGBUS), writes the header with the major version
+ * last (release), and renames it into place: an opener sees either no store or a complete one.
+ */
+public final class StoreFile implements AutoCloseable {
+    public static final String FILE_NAME = "store.depot";
+    private static final long VERSION_WAIT_NANOS = 1_000_000_000L;
+
+    private final Path path;
+    private final Arena arena;
+    private final MemorySegment mapping;
+    private final StoreLayout layout;
+
+    private StoreFile(Path path, Arena arena, MemorySegment mapping, StoreLayout layout) {
+        this.path = path;
+        this.arena = arena;
+        this.mapping = mapping;
+        this.layout = layout;
+    }
+
+    public static Path fileIn(Path dir) {
+        return dir.resolve(FILE_NAME);
+    }
+
+    /**
+     * Creates a new store in {@code dir} (made with mode 0700 if missing).
+     *
+     * @throws FileAlreadyExistsException when a store exists there already
+     */
+    public static StoreFile create(Path dir, StoreLayout layout) throws IOException {
+        createPrivateDirectory(dir);
+        Path target = fileIn(dir);
+        if (Files.exists(target)) {
+            throw new FileAlreadyExistsException(target.toString());
+        }
+        Path tmp = dir.resolve(FILE_NAME + ".tmp-" + ProcessHandle.current().pid());
+        Files.deleteIfExists(tmp);
+        int errno = Native.createReserved(tmp, layout.fileLength());
+        if (errno != 0) {
+            Files.deleteIfExists(tmp);
+            long free = dir.getFileSystem().provider().getFileStore(dir).getUsableSpace();
+            throw new DepotException("cannot reserve " + layout.fileLength() + " bytes for the store at " + dir
+                + ": " + Native.strerror(errno) + (errno == Native.ENOSPC ? " (" + free
+                + " bytes free on that file system); choose a smaller --capacity or free space there" : ""));
+        }
+        StoreFile file;
+        try {
+            file = map(tmp, layout.fileLength());
+        } catch (IOException | RuntimeException e) {
+            Files.deleteIfExists(tmp);
+            throw e;
+        }
+        MemorySegment h = file.mapping;
+        h.set(ValueLayout.JAVA_LONG, MAGIC_OFFSET, MAGIC);
+        layout.writeTo(h);
+        h.set(ValueLayout.JAVA_LONG, CREATE_TIME_OFFSET, System.currentTimeMillis());
+        h.set(ValueLayout.JAVA_INT, MINOR_VERSION_OFFSET, MINOR_VERSION);
+        StoreFile laidOut = file.withLayout(layout);
+        new dev.depot.core.heap.HeapAllocator(laidOut.header(), laidOut.heap()).formatEmpty();
+        // Publishes every header field above: an opener that reads a non-zero major version sees them all.
+        Atomics.putIntRelease(h, MAJOR_VERSION_OFFSET, MAJOR_VERSION);
+        try {
+            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            file.close();
+            Files.deleteIfExists(tmp);
+            throw e;
+        }
+        return new StoreFile(target, file.arena, file.mapping, layout);
+    }
+
+    /** Opens the store in {@code dir}, checking magic, version, length and region table. */
+    public static StoreFile open(Path dir) throws IOException {
+        Path p = fileIn(dir);
+        long size;
+        try {
+            size = Files.size(p);
+        } catch (NoSuchFileException e) {
+            throw new StoreNotFoundException("no store at " + dir + ": start one with `depot serve --dir " + dir
+                + "` or open it embedded");
+        }
+        if (size < HEADER_LENGTH) {
+            throw new StoreFormatException("store file " + p + " is truncated: " + size + " bytes, less than its "
+                + HEADER_LENGTH + "-byte header; remove it and create the store again");
+        }
+        StoreFile raw;
+        try {
+            raw = map(p, size);
+        } catch (AccessDeniedException e) {
+            throw new DepotException("permission denied opening " + p + ": the store belongs to another user");
+        }
+        try {
+            return raw.withLayout(validateHeader(raw.mapping, size, p));
+        } catch (RuntimeException e) {
+            raw.close();
+            throw e;
+        }
+    }
+
+    static StoreLayout validateHeader(MemorySegment h, long size, Path p) {
+        long magic = h.get(ValueLayout.JAVA_LONG, MAGIC_OFFSET);
+        if (magic != MAGIC) {
+            throw new StoreFormatException(p + " is not a Depot store (magic 0x" + Long.toHexString(magic)
+                + ", expected 0x" + Long.toHexString(MAGIC) + ")");
+        }
+        long deadline = System.nanoTime() + VERSION_WAIT_NANOS;
+        int major;
+        while ((major = Atomics.getIntAcquire(h, MAJOR_VERSION_OFFSET)) == 0) {
+            if (System.nanoTime() > deadline) {
+                throw new StoreFormatException(p + " has no version: its creator died while writing it; remove it");
+            }
+            Thread.onSpinWait();
+        }
+        if (major != MAJOR_VERSION) {
+            int minor = h.get(ValueLayout.JAVA_INT, MINOR_VERSION_OFFSET);
+            throw new StoreFormatException(p + " is format version " + major + "." + minor + " but this Depot reads "
+                + MAJOR_VERSION + ".x; use a matching Depot or remove the store");
+        }
+        return StoreLayout.readFrom(h, size, p);
+    }
+
+    private static StoreFile map(Path p, long size) throws IOException {
+        Arena arena = Arena.ofShared();
+        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            MemorySegment m = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
+            return new StoreFile(p, arena, m, null);
+        } catch (IOException | RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    private StoreFile withLayout(StoreLayout l) {
+        return new StoreFile(path, arena, mapping, l);
+    }
+
+    static void createPrivateDirectory(Path dir) throws IOException {
+        if (!Files.isDirectory(dir)) {
+            Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        }
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+    }
+
+    public Path path() {
+        return path;
+    }
+
+    public StoreLayout layout() {
+        return layout;
+    }
+
+    public MemorySegment mapping() {
+        return mapping;
+    }
+
+    public MemorySegment header() {
+        return mapping.asSlice(0, HEADER_LENGTH);
+    }
+
+    public MemorySegment clientTable() {
+        return mapping.asSlice(layout.clientTableOffset(), layout.indexOffset() - layout.clientTableOffset());
+    }
+
+    public MemorySegment index() {
+        return mapping.asSlice(layout.indexOffset(), (long) layout.indexSlots() * dev.depot.core.index.IndexEntryDescriptor.ENTRY_LENGTH);
+    }
+
+    public MemorySegment heap() {
+        return mapping.asSlice(layout.heapOffset(), layout.heapLength());
+    }
+
+    /** Unmaps the file. Every segment sliced from it becomes inaccessible. */
+    @Override
+    public void close() {
+        arena.close();
+    }
+}

@@ -1,0 +1,105 @@
+package dev.depot.core.store;
+
+/**
+ * Layout of the store file's header, the first {@link #HEADER_LENGTH} bytes of {@code store.depot}.
+ *
+ * <p>The whole file:
+ * <pre>
+ *   +----------------------------+ 0
+ *   | header (4 KiB)             |  this class
+ *   +----------------------------+ clientTableOffset
+ *   | client table               |  {@link dev.depot.core.clients.ClientTableDescriptor}
+ *   +----------------------------+ indexOffset
+ *   | object index               |  {@link dev.depot.core.index.IndexEntryDescriptor}
+ *   +----------------------------+ heapOffset (4 KiB aligned)
+ *   | data heap                  |  {@link dev.depot.core.heap.HeapBlockDescriptor}
+ *   +----------------------------+ fileLength
+ * </pre>
+ *
+ * <p>The header. Groups written by different processes start 128 bytes apart (no false sharing):
+ * <pre>
+ *    0                   1                   2                   3
+ *    0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ *   +---------------------------------------------------------------+ 0    written once by the creator
+ *   |                       Magic "DEPOTSTO"                        |
+ *   +-------------------------------+-------------------------------+ 8
+ *   |  Major version (release,last) |        Minor version          |
+ *   +-------------------------------+-------------------------------+ 16
+ *   |        File length            |  Client table offset          |  (64 bits each)
+ *   +-------------------------------+-------------------------------+ 32
+ *   |  Max clients  | Pins/client   |  Index offset                 |
+ *   +-------------------------------+-------------------------------+ 48
+ *   |  Index slots  |   (pad)       |  Heap offset                  |
+ *   +-------------------------------+-------------------------------+ 64
+ *   |        Heap length            |  Create time (epoch ms)       |
+ *   +-------------------------------+-------------------------------+ 128  written by the daemon
+ *   | Daemon identity (pid|start)   |  Heartbeat (epoch ms)         |
+ *   | Daemon starts (count)         |                               |
+ *   +-------------------------------+-------------------------------+ 256  allocator, under its lock
+ *   | Allocator lock (client+1)     |  Used heap bytes              |
+ *   | Object count                  |  Eviction count               |
+ *   | Evicted bytes                 |  Pending deletes (hint)       |
+ *   +-------------------------------+-------------------------------+ 384  seal notification
+ *   | Futex waiters |                                               |
+ *   +---------------------------------------------------------------+ 512
+ *   | Seal futex words: FUTEX_BUCKETS x int32                        |
+ *   +---------------------------------------------------------------+ 1536
+ *   | Free-list heads: FREE_BINS x int64 (heap offsets, -1 = empty) |
+ *   +---------------------------------------------------------------+ 2048 .. 4096 reserved
+ * </pre>
+ */
+public final class StoreHeaderDescriptor {
+    /** "DEPOTSTO" in little-endian ASCII. */
+    public static final long MAGIC = 0x4f54_5354_4f50_4544L;
+    public static final int MAJOR_VERSION = 1;
+    public static final int MINOR_VERSION = 0;
+
+    public static final int MAGIC_OFFSET = 0;
+    public static final int MAJOR_VERSION_OFFSET = MAGIC_OFFSET + Long.BYTES;
+    public static final int MINOR_VERSION_OFFSET = MAJOR_VERSION_OFFSET + Integer.BYTES;
+    public static final int FILE_LENGTH_OFFSET = MINOR_VERSION_OFFSET + Integer.BYTES;
+    public static final int CLIENT_TABLE_OFFSET_OFFSET = FILE_LENGTH_OFFSET + Long.BYTES;
+    public static final int MAX_CLIENTS_OFFSET = CLIENT_TABLE_OFFSET_OFFSET + Long.BYTES;
+    public static final int PINS_PER_CLIENT_OFFSET = MAX_CLIENTS_OFFSET + Integer.BYTES;
+    public static final int INDEX_OFFSET_OFFSET = PINS_PER_CLIENT_OFFSET + Integer.BYTES;
+    public static final int INDEX_SLOTS_OFFSET = INDEX_OFFSET_OFFSET + Long.BYTES;
+    public static final int HEAP_OFFSET_OFFSET = INDEX_SLOTS_OFFSET + Long.BYTES;
+    public static final int HEAP_LENGTH_OFFSET = HEAP_OFFSET_OFFSET + Long.BYTES;
+    public static final int CREATE_TIME_OFFSET = HEAP_LENGTH_OFFSET + Long.BYTES;
+
+    public static final int DAEMON_IDENTITY_OFFSET = 128;
+    public static final int HEARTBEAT_OFFSET = DAEMON_IDENTITY_OFFSET + Long.BYTES;
+    public static final int DAEMON_STARTS_OFFSET = HEARTBEAT_OFFSET + Long.BYTES;
+
+    public static final int ALLOC_LOCK_OFFSET = 256;
+    public static final int USED_BYTES_OFFSET = ALLOC_LOCK_OFFSET + Long.BYTES;
+    public static final int OBJECT_COUNT_OFFSET = USED_BYTES_OFFSET + Long.BYTES;
+    public static final int EVICTION_COUNT_OFFSET = OBJECT_COUNT_OFFSET + Long.BYTES;
+    public static final int EVICTED_BYTES_OFFSET = EVICTION_COUNT_OFFSET + Long.BYTES;
+    public static final int PENDING_DELETES_OFFSET = EVICTED_BYTES_OFFSET + Long.BYTES;
+
+    public static final int FUTEX_WAITERS_OFFSET = 384;
+    public static final int FUTEX_BUCKETS = 256;
+    public static final int FUTEX_WORDS_OFFSET = 512;
+    public static final int FREE_BINS = 64;
+    public static final int FREE_BINS_OFFSET = FUTEX_WORDS_OFFSET + FUTEX_BUCKETS * Integer.BYTES;
+
+    public static final int HEADER_LENGTH = 4096;
+
+    static {
+        if (FREE_BINS_OFFSET + FREE_BINS * Long.BYTES > HEADER_LENGTH || CREATE_TIME_OFFSET + Long.BYTES > DAEMON_IDENTITY_OFFSET) {
+            throw new AssertionError("header fields overlap");
+        }
+    }
+
+    private StoreHeaderDescriptor() {
+    }
+
+    public static long futexWordOffset(int bucket) {
+        return FUTEX_WORDS_OFFSET + (long) bucket * Integer.BYTES;
+    }
+
+    public static long freeBinOffset(int bin) {
+        return FREE_BINS_OFFSET + (long) bin * Long.BYTES;
+    }
+}

@@ -1,0 +1,14 @@
+package dev.depot.core.store;
+
+/**
+ * A snapshot of a store's figures. {@code fragmentation} is {@code 1 - largestFreeBlock / freeBytes} (0 when
+ * all free space is one block).
+ */
+public record StoreStatistics(long capacityBytes, long usedBytes, long freeBytes, long pinnedBytes,
+                              long objectCount, long sealedCount, long unsealedBytes, int clientCount,
+                              long evictionCount, long evictedBytes, long largestFreeBlock, long maxObjects,
+                              int daemonPid, long heartbeatMillis) {
+    public double fragmentation() {
+        return freeBytes == 0 ? 0.0 : 1.0 - (double) largestFreeBlock / freeBytes;
+    }
+}
