@@ -424,6 +424,26 @@ public final class Store implements AutoCloseable {
         }
     }
 
+    /**
+     * Rebuilds the allocator from the index and settles entries left mid-step by dead clients (daemon start,
+     * {@code depot doctor}). Returns the problems found.
+     */
+    public List<String> recover() {
+        checkOpen();
+        lock.acquire(me);
+        try {
+            return new Recovery(this).rebuildUnderLock();
+        } finally {
+            lock.release(me);
+        }
+    }
+
+    /** Reclaims clients whose processes died and completes deferred deletes; returns how many were reclaimed. */
+    public int reapDeadClients() {
+        checkOpen();
+        return new Reaper(this).reapDeadClients();
+    }
+
     void releaseLock() {
         lock.release(me);
     }

@@ -124,6 +124,22 @@ public final class StoreFile implements AutoCloseable {
         }
     }
 
+    /**
+     * Reads the daemon identity from the header of the store in {@code dir} without mapping it or registering;
+     * 0 when there is no readable store.
+     */
+    public static long probeDaemonIdentity(Path dir) {
+        try (FileChannel ch = FileChannel.open(fileIn(dir), StandardOpenOption.READ)) {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(Long.BYTES).order(java.nio.ByteOrder.nativeOrder());
+            if (ch.read(b, DAEMON_IDENTITY_OFFSET) != Long.BYTES) {
+                return 0;
+            }
+            return b.getLong(0);
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
     static StoreLayout validateHeader(MemorySegment h, long size, Path p) {
         long magic = h.get(ValueLayout.JAVA_LONG, MAGIC_OFFSET);
         if (magic != MAGIC) {

@@ -1,0 +1,335 @@
+package dev.depot.client;
+
+import dev.depot.core.clients.ClientTableDescriptor;
+import dev.depot.core.index.EntryState;
+import dev.depot.core.store.ObjectEntry;
+import dev.depot.core.store.Pin;
+import dev.depot.core.store.Store;
+import dev.depot.errors.DepotException;
+import dev.depot.errors.ObjectMissingException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A process's connection to a Depot store. The store is mapped once, at open; every operation then works on
+ * shared memory directly: gets look objects up and pin them with atomics (no socket, no daemon), creates take
+ * a short lock in shared memory, waits block on a futex. Thread-safe; {@link ObjectView}s and
+ * {@link ObjectWriter}s are each for one thread.
+ *
+ * <pre>{@code
+ * try (DepotClient depot = DepotClient.open(dir)) {
+ *     ObjectId id = ObjectId.of("dataset/part-7");
+ *     try (ObjectWriter w = depot.create(id, 1024)) {
+ *         w.data().fill((byte) 7);
+ *         w.seal();
+ *     }
+ *     try (ObjectView v = depot.get(id, 1000)) {
+ *         long n = v.size();
+ *     }
+ * }
+ * }</pre>
+ */
+public final class DepotClient implements AutoCloseable {
+    /** Passed to {@link #create(ObjectId, long, byte[], CreateOption...)}. */
+    public enum CreateOption {
+        /** Fail with StoreFullException instead of evicting least-recently-used objects. */
+        NO_EVICT
+    }
+
+    private static final byte[] NO_METADATA = new byte[0];
+
+    private final Store store;
+    private final Set<ObjectWriter> openWriters = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger openViews = new AtomicInteger();
+    private volatile boolean closed;
+
+    private final AutoCloseable owner;
+
+    private DepotClient(Store store, AutoCloseable owner) {
+        this.store = store;
+        this.owner = owner;
+    }
+
+    /** Opens the store in the default directory ({@code $DEPOT_DIR}, else {@code /dev/shm/depot-$USER}). */
+    public static DepotClient open() {
+        return open(DepotDirectory.defaultDirectory());
+    }
+
+    /**
+     * Opens the store in {@code dir}.
+     *
+     * @throws dev.depot.errors.StoreNotFoundException when there is no store: start one with {@code depot serve}
+     */
+    public static DepotClient open(Path dir) {
+        return open(dir, ClientTableDescriptor.KIND_JAVA);
+    }
+
+    /** Opens the store registering as a client of {@code kind} (see {@link ClientTableDescriptor}). */
+    public static DepotClient open(Path dir, int kind) {
+        try {
+            return new DepotClient(Store.open(dir, kind), null);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open the store at " + dir + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Wraps an already opened store (used by the embedded daemon). */
+    public static DepotClient wrap(Store store) {
+        return new DepotClient(store, null);
+    }
+
+    /** Wraps an already opened store; {@code owner} is closed before the store (the embedded daemon). */
+    public static DepotClient wrap(Store store, AutoCloseable owner) {
+        return new DepotClient(store, owner);
+    }
+
+    public Path directory() {
+        return store.directory();
+    }
+
+    /** The underlying store, for the daemon and tools. */
+    public Store store() {
+        return store;
+    }
+
+    /** Creates an object of {@code size} bytes with no metadata. */
+    public ObjectWriter create(ObjectId id, long size) {
+        return create(id, size, NO_METADATA);
+    }
+
+    /**
+     * Creates an object: returns a writer over {@code size} writable bytes of shared memory. When the store is
+     * full, least-recently-used unpinned objects are evicted first unless {@link CreateOption#NO_EVICT} is given.
+     *
+     * @throws dev.depot.errors.ObjectExistsException when the id exists already
+     * @throws dev.depot.errors.StoreFullException when it does not fit
+     */
+    public ObjectWriter create(ObjectId id, long size, byte[] metadata, CreateOption... options) {
+        checkOpen();
+        boolean evict = true;
+        for (CreateOption o : options) {
+            evict &= o != CreateOption.NO_EVICT;
+        }
+        long record = store.create(id.w0(), id.w1(), id.w2(), size, metadata, evict, id.toHex());
+        MemorySegment data = store.data(ClientTableDescriptor.pinnedSlot(record));
+        ObjectWriter w = new ObjectWriter(this, id, record, data);
+        openWriters.add(w);
+        return w;
+    }
+
+    /** Creates, fills and seals an object with a copy of {@code bytes}. */
+    public void put(ObjectId id, byte[] bytes) {
+        put(id, MemorySegment.ofArray(bytes), NO_METADATA);
+    }
+
+    /** Creates, fills and seals an object with a copy of {@code data}. */
+    public void put(ObjectId id, MemorySegment data, byte[] metadata) {
+        try (ObjectWriter w = create(id, data.byteSize(), metadata)) {
+            MemorySegment.copy(data, 0, w.data(), 0, data.byteSize());
+            w.seal();
+        }
+    }
+
+    /**
+     * Gets a sealed object, waiting up to {@code timeoutMillis} for it to be sealed (0: do not wait; negative:
+     * wait forever). Lock-free and socket-free when the object is there; waits on a futex otherwise.
+     *
+     * @throws ObjectMissingException when it is not sealed within the timeout
+     */
+    public ObjectView get(ObjectId id, long timeoutMillis) {
+        ObjectView v = tryGet(id, timeoutMillis);
+        if (v == null) {
+            throw new ObjectMissingException("object " + id + (timeoutMillis == 0 ? " does not exist"
+                : " was not sealed within " + timeoutMillis + " ms") + " in the store at " + directory());
+        }
+        return v;
+    }
+
+    /** As {@link #get(ObjectId, long)}. */
+    public ObjectView get(ObjectId id, Duration timeout) {
+        return get(id, timeout.toMillis());
+    }
+
+    /** As {@link #get(ObjectId, long)} but returns null when the object is missing after the timeout. */
+    public ObjectView tryGet(ObjectId id, long timeoutMillis) {
+        checkOpen();
+        long deadline = timeoutMillis > 0 ? System.nanoTime() + timeoutMillis * 1_000_000L : 0;
+        while (true) {
+            int sequence = store.sealSequence(id.w0(), id.w1());
+            Pin pin = store.tryPin(id.w0(), id.w1(), id.w2());
+            if (pin != null) {
+                return view(id, pin);
+            }
+            long remaining;
+            if (timeoutMillis == 0) {
+                return null;
+            } else if (timeoutMillis < 0) {
+                remaining = -1;
+            } else {
+                remaining = deadline - System.nanoTime();
+                if (remaining <= 0) {
+                    return null;
+                }
+            }
+            store.awaitSeal(id.w0(), id.w1(), sequence, remaining);
+        }
+    }
+
+    /**
+     * Gets several objects, waiting up to {@code timeoutMillis} in total for all of them. The result has one
+     * entry per id, in order; an object still missing at the end is a {@code null} entry.
+     */
+    public List<ObjectView> get(List<ObjectId> ids, long timeoutMillis) {
+        long deadline = timeoutMillis > 0 ? System.nanoTime() + timeoutMillis * 1_000_000L : 0;
+        List<ObjectView> out = new ArrayList<>(ids.size());
+        try {
+            for (ObjectId id : ids) {
+                long left = timeoutMillis <= 0 ? timeoutMillis
+                    : Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
+                out.add(tryGet(id, left));
+            }
+        } catch (RuntimeException e) {
+            for (ObjectView v : out) {
+                if (v != null) {
+                    v.close();
+                }
+            }
+            throw e;
+        }
+        return Collections.unmodifiableList(out);
+    }
+
+    private ObjectView view(ObjectId id, Pin pin) {
+        openViews.incrementAndGet();
+        int slot = pin.slot();
+        return new ObjectView(this, id, pin, store.data(slot).asReadOnly(), store.metadata(slot));
+    }
+
+    /** True when a sealed object with this id exists. */
+    public boolean contains(ObjectId id) {
+        checkOpen();
+        Pin pin = store.tryPin(id.w0(), id.w1(), id.w2());
+        if (pin == null) {
+            return false;
+        }
+        store.unpin(pin);
+        return true;
+    }
+
+    /**
+     * Deletes a sealed object. Deferred while it is pinned: gets fail at once, the space is freed when the last
+     * view closes.
+     *
+     * @return false when no sealed object has this id
+     */
+    public boolean delete(ObjectId id) {
+        checkOpen();
+        return store.delete(id.w0(), id.w1(), id.w2());
+    }
+
+    /** Every object in the store (sealed, being created, or deleted but still pinned). */
+    public List<ObjectInfo> list() {
+        checkOpen();
+        List<ObjectInfo> out = new ArrayList<>();
+        for (ObjectEntry e : store.list()) {
+            out.add(new ObjectInfo(ObjectId.fromBytes(e.id()), stateOf(e.state()), e.dataLength(), e.metadataLength(),
+                e.pins(), Instant.ofEpochMilli(e.createTimeMillis()), Instant.ofEpochMilli(e.lastAccessMillis())));
+        }
+        return out;
+    }
+
+    private static ObjectState stateOf(EntryState s) {
+        return switch (s) {
+            case CREATING -> ObjectState.CREATING;
+            case SEALED, EVICTING -> ObjectState.SEALED;
+            case DELETE_PENDING -> ObjectState.DELETE_PENDING;
+            default -> ObjectState.DELETING;
+        };
+    }
+
+    /** Evicts least-recently-used unpinned objects until {@code bytes} are freed; returns the bytes freed. */
+    public long evict(long bytes) {
+        checkOpen();
+        return store.evict(bytes);
+    }
+
+    public StoreStats stats() {
+        checkOpen();
+        return StoreStats.of(store.statistics());
+    }
+
+    void seal(long record) {
+        store.seal(record);
+    }
+
+    void abort(long record) {
+        if (!closed) {
+            store.abort(record);
+        }
+    }
+
+    void writerClosed(ObjectWriter w) {
+        openWriters.remove(w);
+    }
+
+    void release(ObjectView view, Pin pin) {
+        if (!closed) {
+            openViews.decrementAndGet();
+            store.unpin(pin);
+        }
+    }
+
+    static ByteBuffer byteBufferOf(MemorySegment data, ObjectId id) {
+        if (data.byteSize() > Integer.MAX_VALUE) {
+            throw new UnsupportedOperationException("object " + id + " has " + data.byteSize()
+                + " bytes, more than a ByteBuffer can address; use data(), a MemorySegment");
+        }
+        return data.asByteBuffer();
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("this Depot client is closed");
+        }
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /**
+     * Closes the client: unsealed writers are aborted, pins released, the store unmapped. Views and writers
+     * still open are a leak in the caller's code and are reported on stderr.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        int views = openViews.get();
+        int writers = openWriters.size();
+        if (views > 0 || writers > 0) {
+            System.err.println("depot: client closed with " + views + " open view(s) and " + writers
+                + " unsealed writer(s); their pins were released and unsealed objects aborted");
+        }
+        closed = true;
+        try (store) {
+            if (owner != null) {
+                owner.close();
+            }
+        } catch (Exception e) {
+            throw new DepotException("closing the store at " + directory() + " failed: " + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,109 @@
+package dev.depot.client;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.util.Arrays;
+import java.util.HexFormat;
+
+/**
+ * A 20-byte object id, as in Plasma: random ({@link #random()}), parsed from 40 hex digits ({@link #fromHex}),
+ * or derived from a name ({@link #of}: the first 20 bytes of SHA-256 of the name's UTF-8 bytes; the Python
+ * client derives the same). Immutable.
+ */
+public final class ObjectId {
+    public static final int LENGTH = 20;
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final ValueLayout.OfLong LONG_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfInt INT_LE = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private final byte[] bytes;
+    private final long w0;
+    private final long w1;
+    private final int w2;
+
+    private ObjectId(byte[] bytes) {
+        this.bytes = bytes;
+        MemorySegment s = MemorySegment.ofArray(bytes);
+        this.w0 = s.get(LONG_LE, 0);
+        this.w1 = s.get(LONG_LE, 8);
+        this.w2 = s.get(INT_LE, 16);
+    }
+
+    /** A random id (from a {@link SecureRandom}). */
+    public static ObjectId random() {
+        byte[] b = new byte[LENGTH];
+        RANDOM.nextBytes(b);
+        return new ObjectId(b);
+    }
+
+    /** The id named {@code name}: SHA-256 of its UTF-8 bytes, first 20 bytes. */
+    public static ObjectId of(String name) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(name.getBytes(StandardCharsets.UTF_8));
+            return new ObjectId(Arrays.copyOf(digest, LENGTH));
+        } catch (NoSuchAlgorithmException e) {
+            throw new AssertionError("every JDK has SHA-256", e);
+        }
+    }
+
+    /** Parses 40 hex digits. */
+    public static ObjectId fromHex(String hex) {
+        if (hex.length() != 2 * LENGTH) {
+            throw new IllegalArgumentException("an object id is " + 2 * LENGTH + " hex digits, got " + hex.length()
+                + ": '" + hex + "'");
+        }
+        try {
+            return new ObjectId(HexFormat.of().parseHex(hex));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("not a hex object id: '" + hex + "'", e);
+        }
+    }
+
+    /** An id from exactly 20 bytes (copied). */
+    public static ObjectId fromBytes(byte[] bytes) {
+        if (bytes.length != LENGTH) {
+            throw new IllegalArgumentException("an object id is " + LENGTH + " bytes, got " + bytes.length);
+        }
+        return new ObjectId(bytes.clone());
+    }
+
+    public byte[] toBytes() {
+        return bytes.clone();
+    }
+
+    public String toHex() {
+        return HexFormat.of().formatHex(bytes);
+    }
+
+    long w0() {
+        return w0;
+    }
+
+    long w1() {
+        return w1;
+    }
+
+    int w2() {
+        return w2;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof ObjectId other && w0 == other.w0 && w1 == other.w1 && w2 == other.w2;
+    }
+
+    @Override
+    public int hashCode() {
+        return Long.hashCode(w0 ^ w1) ^ w2;
+    }
+
+    @Override
+    public String toString() {
+        return toHex();
+    }
+}

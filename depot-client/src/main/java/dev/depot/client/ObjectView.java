@@ -1,0 +1,69 @@
+package dev.depot.client;
+
+import dev.depot.core.store.Pin;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+
+/**
+ * A sealed object, read in place: {@link #data()} is a read-only view of shared memory, not a copy. The object
+ * stays pinned (it cannot be deleted or evicted) until the view is closed. Segments taken from a view must not
+ * be used after it is closed: the memory may then hold another object. Closing twice is harmless.
+ */
+public final class ObjectView implements AutoCloseable {
+    private final DepotClient client;
+    private final ObjectId id;
+    private final Pin pin;
+    private final MemorySegment data;
+    private final MemorySegment metadata;
+    private boolean closed;
+
+    ObjectView(DepotClient client, ObjectId id, Pin pin, MemorySegment data, MemorySegment metadata) {
+        this.client = client;
+        this.id = id;
+        this.pin = pin;
+        this.data = data;
+        this.metadata = metadata;
+    }
+
+    public ObjectId id() {
+        return id;
+    }
+
+    /** The object's data: read-only, zero-copy. */
+    public MemorySegment data() {
+        checkOpen();
+        return data;
+    }
+
+    /** A read-only {@link ByteBuffer} over the data, for older APIs (objects under 2 GiB). */
+    public ByteBuffer asByteBuffer() {
+        return DepotClient.byteBufferOf(data(), id);
+    }
+
+    public long size() {
+        return data.byteSize();
+    }
+
+    /** A copy of the object's metadata. */
+    public byte[] metadata() {
+        checkOpen();
+        return metadata.toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    /** Releases the pin. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        client.release(this, pin);
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("view of object " + id + " is closed");
+        }
+    }
+}

@@ -1,0 +1,123 @@
+package dev.depot.client;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import dev.depot.client.testing.TempStore;
+import dev.depot.core.store.Store;
+import dev.depot.errors.ObjectExistsException;
+import dev.depot.errors.ObjectMissingException;
+import dev.depot.errors.StoreFullException;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class DepotClientTest {
+    private TempStore temp;
+    private DepotClient depot;
+
+    @BeforeEach
+    void setUp() {
+        temp = new TempStore();
+        Store store = temp.create(1 << 20);
+        depot = DepotClient.wrap(store);
+    }
+
+    @AfterEach
+    void tearDown() {
+        try {
+            depot.close();
+        } finally {
+            temp.close();
+        }
+    }
+
+    @Test
+    void shouldPutAndGetZeroCopy() {
+        ObjectId id = ObjectId.of("a");
+        byte[] meta = "float64[4]".getBytes(StandardCharsets.UTF_8);
+        try (ObjectWriter w = depot.create(id, 32, meta)) {
+            for (int i = 0; i < 4; i++) {
+                w.data().setAtIndex(ValueLayout.JAVA_DOUBLE, i, i * 1.5);
+            }
+            w.seal();
+        }
+        try (ObjectView v = depot.get(id, 0)) {
+            assertEquals(32, v.size());
+            assertEquals(4.5, v.data().getAtIndex(ValueLayout.JAVA_DOUBLE, 3));
+            assertArrayEquals(meta, v.metadata());
+            assertTrue(v.data().isReadOnly());
+            assertEquals(4.5, v.asByteBuffer().order(java.nio.ByteOrder.nativeOrder()).getDouble(24));
+        }
+        assertTrue(depot.contains(id));
+    }
+
+    @Test
+    void shouldHideUnsealedObjectsAndReportMissingAfterTimeout() {
+        ObjectId id = ObjectId.random();
+        try (ObjectWriter w = depot.create(id, 10)) {
+            assertFalse(depot.contains(id));
+            assertNull(depot.tryGet(id, 0));
+            assertThrows(ObjectMissingException.class, () -> depot.get(id, 20));
+        }
+        // closed without seal: aborted and its space freed
+        assertEquals(0, depot.stats().usedBytes());
+        assertEquals(0, depot.list().size());
+    }
+
+    @Test
+    void shouldRefuseDuplicateIds() {
+        ObjectId id = ObjectId.of("dup");
+        depot.put(id, new byte[] {1});
+        assertThrows(ObjectExistsException.class, () -> depot.create(id, 1));
+    }
+
+    @Test
+    void shouldDeferDeleteWhilePinned() {
+        ObjectId id = ObjectId.of("pinned");
+        depot.put(id, new byte[100]);
+        ObjectView v = depot.get(id, 0);
+        assertTrue(depot.delete(id));
+        assertFalse(depot.contains(id));
+        assertEquals(ObjectState.DELETE_PENDING, depot.list().getFirst().state());
+        assertTrue(depot.stats().usedBytes() > 0);
+        v.close();
+        assertEquals(0, depot.stats().usedBytes());
+        assertTrue(depot.list().isEmpty());
+    }
+
+    @Test
+    void shouldEvictLeastRecentlyUsedWhenFull() throws Exception {
+        long size = 200 * 1024;
+        for (int i = 0; i < 5; i++) {
+            depot.put(ObjectId.of("o" + i), new byte[(int) size]);
+            Thread.sleep(2);
+        }
+        try (ObjectView keep = depot.get(ObjectId.of("o0"), 0)) {
+            depot.put(ObjectId.of("o5"), new byte[(int) size]);
+            assertTrue(depot.contains(ObjectId.of("o0")), "pinned object survives");
+            assertFalse(depot.contains(ObjectId.of("o1")), "oldest unpinned object is evicted");
+            assertTrue(depot.contains(ObjectId.of("o2")), "only as much as needed is evicted");
+            assertEquals(1, depot.stats().evictionCount());
+        }
+    }
+
+    @Test
+    void shouldFailWithStoreFullWhenEvictionIsOff() {
+        depot.put(ObjectId.of("big"), new byte[900 * 1024]);
+        var e = assertThrows(StoreFullException.class,
+            () -> depot.create(ObjectId.of("x"), 200 * 1024, new byte[0], DepotClient.CreateOption.NO_EVICT));
+        assertTrue(e.getMessage().contains("capacity"), e.getMessage());
+    }
+
+    @Test
+    void shouldGetManyWithNullsForMissing() {
+        depot.put(ObjectId.of("m1"), new byte[] {1});
+        List<ObjectView> views = depot.get(List.of(ObjectId.of("m1"), ObjectId.of("m2")), 10);
+        assertNotNull(views.get(0));
+        assertNull(views.get(1));
+        views.get(0).close();
+    }
+}

@@ -1,0 +1,205 @@
+package dev.depot.server;
+
+import static dev.depot.core.store.StoreHeaderDescriptor.DAEMON_IDENTITY_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.DAEMON_STARTS_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.HEARTBEAT_OFFSET;
+
+import dev.depot.client.DepotClient;
+import dev.depot.core.clients.ClientTableDescriptor;
+import dev.depot.core.memory.Atomics;
+import dev.depot.core.store.Store;
+import dev.depot.core.store.StoreFile;
+import dev.depot.core.store.StoreLayout;
+import dev.depot.core.sys.ProcessIdentity;
+import dev.depot.errors.DepotException;
+import dev.depot.server.protocol.ControlServer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * The Depot daemon: creates (or takes over) a store, reclaims dead clients every {@code reapInterval}, keeps a
+ * heartbeat in the header, and serves the control protocol on {@code DIR/depot.sock}. It can run in the
+ * foreground ({@code depot serve}) or embedded in an application ({@link #embedded}).
+ *
+ * <p>Lifecycle: {@link #start} returns a running server; {@link #close} stops it. Objects stay in the store file
+ * after the daemon stops or dies; the next daemon recovers the store and carries on.
+ */
+public final class DepotServer implements AutoCloseable {
+    private enum State { RUNNING, CLOSED }
+
+    private final ServerConfig config;
+    private final Store store;
+    private final DepotClient client;
+    private final Consumer<String> log;
+    private final Thread reaper;
+    private final ControlServer control;
+    private final long identity = ProcessIdentity.self();
+    private volatile State state = State.RUNNING;
+
+    private DepotServer(ServerConfig config, Store store, Consumer<String> log) throws IOException {
+        this.config = config;
+        this.store = store;
+        this.client = DepotClient.wrap(store);
+        this.log = log;
+        claimDaemonRole();
+        List<String> problems = store.recover();
+        problems.forEach(p -> log.accept("recovery: " + p));
+        int reaped = store.reapDeadClients();
+        if (reaped > 0) {
+            log.accept("reclaimed " + reaped + " dead client(s)");
+        }
+        heartbeat();
+        this.control = config.controlSocket() ? ControlServer.start(this, log) : null;
+        this.reaper = Thread.ofPlatform().daemon().name("depot-reaper").start(this::reapLoop);
+    }
+
+    /**
+     * Starts a daemon on {@code config.directory()}: opens the store there, or creates it with
+     * {@code config.capacity()} when there is none.
+     *
+     * @throws DepotException when another live daemon serves the store already
+     */
+    public static DepotServer start(ServerConfig config, Consumer<String> log) {
+        Store store = openOrCreate(config, log);
+        try {
+            return new DepotServer(config, store, log);
+        } catch (IOException e) {
+            store.close();
+            throw new UncheckedIOException("cannot start the daemon on " + config.directory() + ": " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            store.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Opens the store in {@code dir} for this application, running the daemon inside this process when no
+     * other daemon serves it (creating the store with {@code capacity} if there is none). Closing the returned
+     * client stops the embedded daemon, if any.
+     */
+    public static DepotClient embedded(Path dir, long capacity) {
+        ServerConfig config = ServerConfig.defaults().withDirectory(dir).withCapacity(capacity);
+        if (liveDaemonPid(dir) > 0) {
+            return DepotClient.open(dir);
+        }
+        DepotServer server = start(config, msg -> { });
+        return DepotClient.wrap(server.store, server::stopServing);
+    }
+
+    private static Store openOrCreate(ServerConfig config, Consumer<String> log) {
+        Path dir = config.directory();
+        try {
+            if (Files.exists(StoreFile.fileIn(dir))) {
+                Store s = Store.open(dir, ClientTableDescriptor.KIND_DAEMON);
+                if (s.layout().heapLength() != StoreLayout.forCapacity(config.capacity(), 2, 1, 16).heapLength()) {
+                    log.accept("the store at " + dir + " exists with capacity " + s.layout().heapLength()
+                        + " bytes; keeping it (remove the directory to change the capacity)");
+                }
+                return s;
+            }
+            StoreLayout layout = StoreLayout.forCapacity(config.capacity(), config.maxClients(), config.pinsPerClient(),
+                config.indexSlots());
+            try {
+                return Store.create(dir, layout, ClientTableDescriptor.KIND_DAEMON);
+            } catch (FileAlreadyExistsException raced) {
+                return Store.open(dir, ClientTableDescriptor.KIND_DAEMON);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open or create the store at " + dir + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Pid of the live daemon serving the store in {@code dir}, or 0. */
+    public static int liveDaemonPid(Path dir) {
+        long daemon = StoreFile.probeDaemonIdentity(dir);
+        return ProcessIdentity.isAlive(daemon) ? ProcessIdentity.pidOf(daemon) : 0;
+    }
+
+    private void claimDaemonRole() {
+        MemorySegment h = store.header();
+        while (true) {
+            long current = Atomics.getLongVolatile(h, DAEMON_IDENTITY_OFFSET);
+            if (current != 0 && current != identity && ProcessIdentity.isAlive(current)) {
+                throw new DepotException("a daemon (pid " + ProcessIdentity.pidOf(current) + ") already serves the store at "
+                    + config.directory() + "; stop it first or use it");
+            }
+            if (Atomics.compareAndSetLong(h, DAEMON_IDENTITY_OFFSET, current, identity)) {
+                Atomics.getAndAddLong(h, DAEMON_STARTS_OFFSET, 1);
+                return;
+            }
+        }
+    }
+
+    private void heartbeat() {
+        Atomics.putLongRelease(store.header(), HEARTBEAT_OFFSET, System.currentTimeMillis());
+    }
+
+    private void reapLoop() {
+        while (state == State.RUNNING) {
+            try {
+                TimeUnit.MILLISECONDS.sleep(config.reapIntervalMillis());
+            } catch (InterruptedException e) {
+                return;
+            }
+            if (state != State.RUNNING) {
+                return;
+            }
+            try {
+                int n = store.reapDeadClients();
+                if (n > 0) {
+                    log.accept("reclaimed " + n + " dead client(s)");
+                }
+                heartbeat();
+            } catch (RuntimeException e) {
+                if (state == State.RUNNING) {
+                    log.accept("reaper: " + e);
+                }
+            }
+        }
+    }
+
+    public ServerConfig config() {
+        return config;
+    }
+
+    /** This daemon's own client (for the control protocol and tools). */
+    public DepotClient client() {
+        return client;
+    }
+
+    public Path directory() {
+        return store.directory();
+    }
+
+    /** Stops the reaper and the control socket and gives up the daemon role, leaving the store open. */
+    private void stopServing() {
+        if (state == State.CLOSED) {
+            return;
+        }
+        state = State.CLOSED;
+        reaper.interrupt();
+        try {
+            reaper.join(2000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (control != null) {
+            control.close();
+        }
+        Atomics.compareAndSetLong(store.header(), DAEMON_IDENTITY_OFFSET, identity, 0);
+    }
+
+    /** Stops serving and closes the store. Objects stay in the store file. */
+    @Override
+    public void close() {
+        stopServing();
+        client.close();
+    }
+}
