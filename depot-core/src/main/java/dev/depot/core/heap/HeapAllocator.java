@@ -23,8 +23,11 @@ import java.lang.foreign.ValueLayout;
 public final class HeapAllocator {
     /** Blocks in the exact bin examined before moving to a larger bin. */
     private static final int FIRST_FIT_SCAN_LIMIT = 32;
-    /** A remainder smaller than this stays with the allocated block instead of becoming a free block. */
-    private static final long MIN_SPLIT = 2L * ALIGNMENT;
+    /**
+     * Every remainder becomes a free block (the smallest is a bare header), so an allocated block is always
+     * exactly the size asked for and {@link #rebuild} from the index reproduces the heap byte for byte.
+     */
+    private static final long MIN_SPLIT = ALIGNMENT;
 
     private final MemorySegment header;
     private final MemorySegment heap;
