@@ -92,6 +92,9 @@ public final class HeapAllocator {
         if (isFree(offset)) {
             throw new IllegalStateException("double free of heap block at " + offset + " (size " + size + ")");
         }
+        // Set the FREE bit on this block's own header too: when it merges into a free predecessor below, that
+        // header is no longer rewritten, and a second free of this offset must still be caught here.
+        heap.set(ValueLayout.JAVA_LONG, offset + SIZE_OFFSET, size | FREE_BIT);
         addUsed(-size);
         long start = offset;
         long length = size;
