@@ -1,18 +1,208 @@
 package dev.depot.server.protocol;
 
+import dev.depot.client.DepotClient;
+import dev.depot.core.store.StoreFile;
+import dev.depot.core.store.StoreLayout;
 import dev.depot.server.DepotServer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.MemorySegment;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import jdk.net.ExtendedSocketOptions;
+import jdk.net.UnixDomainPrincipal;
 
-/** Serves the control protocol ({@code docs/PROTOCOL.md}) on {@code DIR/depot.sock}. */
+/**
+ * Serves the control protocol ({@code docs/PROTOCOL.md}, {@link FrameDescriptor}, {@link MessageDescriptor}) on
+ * {@code DIR/depot.sock}: clients that cannot map the store themselves with Java's client (Python, tools) ask
+ * the daemon to create, get and release objects, and read and write the data in their own mapping of the store
+ * file at the offsets it replies with.
+ *
+ * <p>One accept thread; one virtual thread per connection, which owns the connection's writers and views and
+ * releases them when the connection ends. Only processes of the daemon's own user are served (checked with
+ * {@code SO_PEERCRED}); the socket file has mode 0600.
+ *
+ * <p>Lifecycle: {@link #start} binds (removing a stale socket file left by a dead daemon) and serves;
+ * {@link #close} stops accepting, ends every connection, waits for their handlers to release what they held,
+ * and removes the socket file.
+ */
 public final class ControlServer implements AutoCloseable {
-    private ControlServer() {
+    /** Name of the socket file in the store directory. */
+    public static final String SOCKET_NAME = "depot.sock";
+    private static final long JOIN_MILLIS = 5_000;
+
+    private final Path socketPath;
+    private final ServerSocketChannel serverChannel;
+    private final Context context;
+    private final SealWaiter waiter;
+    private final Map<Connection, Thread> connections = new ConcurrentHashMap<>();
+    private final AtomicLong connectionCount = new AtomicLong();
+    private final Thread acceptor;
+    private volatile boolean closing;
+
+    private ControlServer(DepotServer server, Consumer<String> log, Path socketPath, ServerSocketChannel channel)
+        throws IOException {
+        this.socketPath = socketPath;
+        this.serverChannel = channel;
+        DepotClient client = server.client();
+        MemorySegment mapping = client.store().header();
+        StoreLayout layout = client.store().layout();
+        UserPrincipal owner = Files.getOwner(socketPath);
+        this.waiter = new SealWaiter(client);
+        this.context = new Context(client, mapping, StoreFile.fileIn(server.directory()).toAbsolutePath(), layout,
+            (int) ProcessHandle.current().pid(), owner, waiter, log, () -> closing);
+        this.acceptor = Thread.ofPlatform().daemon().name("depot-control-accept").start(this::acceptLoop);
     }
 
+    /** The socket path of the store in {@code dir}. */
+    public static Path socketIn(Path dir) {
+        return dir.resolve(SOCKET_NAME);
+    }
+
+    /**
+     * Binds {@code DIR/depot.sock} and serves it. The caller is the store's daemon (it has claimed the role), so
+     * a socket file found there was left by a dead daemon and is removed.
+     */
     public static ControlServer start(DepotServer server, Consumer<String> log) {
-        return new ControlServer();
+        Path socket = socketIn(server.directory());
+        ServerSocketChannel channel = null;
+        try {
+            Files.deleteIfExists(socket);
+            channel = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+            channel.bind(UnixDomainSocketAddress.of(socket));
+            Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
+            return new ControlServer(server, log, socket, channel);
+        } catch (IOException e) {
+            closeQuietly(channel);
+            throw new UncheckedIOException("cannot serve the control socket " + socket + ": " + e.getMessage(), e);
+        }
+    }
+
+    public Path socketPath() {
+        return socketPath;
+    }
+
+    private void acceptLoop() {
+        while (!closing) {
+            SocketChannel ch;
+            try {
+                ch = serverChannel.accept();
+            } catch (ClosedChannelException e) {
+                return;
+            } catch (IOException e) {
+                if (!closing) {
+                    context.log().accept("control socket: accept failed: " + e.getMessage());
+                }
+                continue;
+            }
+            String name = "connection " + connectionCount.incrementAndGet();
+            Connection c = new Connection(context, ch, name);
+            Thread t = Thread.ofVirtual().name("depot-" + name.replace(' ', '-')).unstarted(() -> {
+                try {
+                    c.run();
+                } finally {
+                    connections.remove(c);
+                }
+            });
+            connections.put(c, t);
+            if (closing) {
+                c.shutdown();
+            }
+            t.start();
+        }
+    }
+
+    /** Connections being served now. */
+    public int connectionCount() {
+        return connections.size();
     }
 
     @Override
     public void close() {
+        if (closing) {
+            return;
+        }
+        closing = true;
+        closeQuietly(serverChannel);
+        try {
+            acceptor.join(JOIN_MILLIS);
+            for (Connection c : connections.keySet()) {
+                c.shutdown();
+            }
+            for (Thread t : connections.values()) {
+                t.join(JOIN_MILLIS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        waiter.close();
+        try {
+            Files.deleteIfExists(socketPath);
+        } catch (IOException e) {
+            context.log().accept("cannot remove " + socketPath + ": " + e.getMessage());
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        if (c == null) {
+            return;
+        }
+        try {
+            c.close();
+        } catch (Exception ignored) {
+            // nothing left to do
+        }
+    }
+
+    /** What every connection needs from the server. */
+    record Context(DepotClient client, MemorySegment mapping, Path storeFile, StoreLayout layout, int daemonPid,
+                   UserPrincipal owner, SealWaiter waiter, Consumer<String> log,
+                   java.util.function.BooleanSupplier closingFlag) {
+        boolean closing() {
+            return closingFlag.getAsBoolean();
+        }
+
+        long fileLength() {
+            return layout.fileLength();
+        }
+
+        long heapOffset() {
+            return layout.heapOffset();
+        }
+
+        long heapLength() {
+            return layout.heapLength();
+        }
+
+        /** Offset in the store file of a segment of the daemon's mapping. */
+        long fileOffsetOf(MemorySegment s) {
+            long offset = s.address() - mapping.address();
+            if (offset < 0 || offset + s.byteSize() > layout.fileLength()) {
+                throw new IllegalStateException("segment at " + s.address() + " of " + s.byteSize()
+                    + " bytes lies outside the store mapping at " + mapping.address() + " of " + layout.fileLength());
+            }
+            return offset;
+        }
+
+        /** Null when the peer may be served, else why not. */
+        String checkPeer(SocketChannel ch) throws IOException {
+            UnixDomainPrincipal peer = ch.getOption(ExtendedSocketOptions.SO_PEERCRED);
+            if (peer.user().equals(owner) || peer.user().getName().equals(owner.getName())) {
+                return null;
+            }
+            return "refused a client of user " + peer.user().getName() + "; this daemon serves only user "
+                + owner.getName();
+        }
     }
 }

@@ -1,0 +1,443 @@
+package dev.depot.server.protocol;
+
+import static dev.depot.server.protocol.FrameDescriptor.*;
+import static dev.depot.server.protocol.MessageDescriptor.*;
+
+import dev.depot.client.DepotClient;
+import dev.depot.client.DepotClient.CreateOption;
+import dev.depot.client.ObjectId;
+import dev.depot.client.ObjectInfo;
+import dev.depot.client.ObjectView;
+import dev.depot.client.ObjectWriter;
+import dev.depot.client.StoreStats;
+import dev.depot.core.store.Store;
+import dev.depot.errors.DepotException;
+import dev.depot.errors.ErrorCode;
+import dev.depot.errors.ObjectMissingException;
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SocketChannel;
+import java.util.List;
+
+/**
+ * One client connection, served on its own thread from HELLO to end of stream. Requests are answered in order.
+ * Everything the connection holds ({@link ConnectionObjects}) is released when it ends, however it ends.
+ */
+final class Connection implements Runnable {
+    /** Longest single wait for a seal, so a vanished peer or a closing daemon is noticed. */
+    private static final long WAIT_SLICE_MILLIS = 100;
+
+    private final ControlServer.Context context;
+    private final DepotClient client;
+    private final SocketChannel channel;
+    private final String name;
+    private final FrameReader reader;
+    private final FrameWriter writer;
+    private final ConnectionObjects objects = new ConnectionObjects();
+    private boolean greeted;
+
+    Connection(ControlServer.Context context, SocketChannel channel, String name) {
+        this.context = context;
+        this.client = context.client();
+        this.channel = channel;
+        this.name = name;
+        this.reader = new FrameReader(channel);
+        this.writer = new FrameWriter(channel);
+    }
+
+    /** Ends the connection from another thread: the handler sees end of stream and cleans up. */
+    void shutdown() {
+        try {
+            channel.close();
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+    }
+
+    @Override
+    public void run() {
+        try {
+            serve();
+        } catch (EOFException | ClosedChannelException | PeerGone e) {
+            // the client went away; release what it held below
+        } catch (IOException e) {
+            if (!context.closing()) {
+                context.log().accept(name + ": " + e.getMessage());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            releaseAll();
+            shutdown();
+        }
+    }
+
+    private void serve() throws IOException, InterruptedException {
+        String refusal = context.checkPeer(channel);
+        if (refusal != null) {
+            context.log().accept(name + ": " + refusal);
+            writer.send(FrameWriter.error(0, ErrorCode.PERMISSION_DENIED, refusal));
+            return;
+        }
+        while (!context.closing()) {
+            Frame frame;
+            try {
+                frame = reader.read();
+            } catch (ProtocolException e) {
+                writer.send(FrameWriter.error(0, ErrorCode.BAD_REQUEST, e.getMessage() + "; closing the connection"));
+                return;
+            }
+            if (frame == null || !answer(frame)) {
+                return;
+            }
+        }
+    }
+
+    /** Answers one request; false when the connection must end after it. */
+    private boolean answer(Frame f) throws IOException, InterruptedException {
+        if (!greeted && f.type() != TYPE_HELLO) {
+            writer.send(FrameWriter.error(f.requestId(), ErrorCode.BAD_REQUEST,
+                "the first request must be HELLO, got " + typeName(f.type()) + "; closing the connection"));
+            return false;
+        }
+        ByteBuffer reply;
+        try {
+            if (f.flags() != 0) {
+                throw new ProtocolException(typeName(f.type()) + " request has flags " + f.flags() + "; requests carry none");
+            }
+            reply = switch (f.type()) {
+                case TYPE_HELLO -> hello(f);
+                case TYPE_CREATE -> create(f);
+                case TYPE_SEAL -> seal(f);
+                case TYPE_ABORT -> abort(f);
+                case TYPE_GET -> get(f);
+                case TYPE_GET_MANY -> getMany(f);
+                case TYPE_RELEASE -> release(f);
+                case TYPE_CONTAINS -> contains(f);
+                case TYPE_DELETE -> delete(f);
+                case TYPE_LIST -> list(f);
+                case TYPE_STAT -> stat(f);
+                case TYPE_EVICT -> evict(f);
+                default -> throw new ProtocolException("unknown request type " + f.type());
+            };
+        } catch (VersionMismatch e) {
+            writer.send(FrameWriter.error(f.requestId(), ErrorCode.VERSION_MISMATCH, e.getMessage()));
+            return false;
+        } catch (DepotException e) {
+            writer.send(FrameWriter.error(f.requestId(), e.code(), e.getMessage()));
+            return true;
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            writer.send(FrameWriter.error(f.requestId(), ErrorCode.BAD_REQUEST, e.getMessage()));
+            return true;
+        } catch (RuntimeException e) {
+            context.log().accept(name + ": " + typeName(f.type()) + " failed: " + e);
+            writer.send(FrameWriter.error(f.requestId(), ErrorCode.INTERNAL, "the daemon failed: " + e));
+            return true;
+        }
+        if (reply != null) {
+            writer.send(reply);
+        }
+        return true;
+    }
+
+    private ByteBuffer hello(Frame f) {
+        if (greeted) {
+            throw new ProtocolException("HELLO was sent twice on one connection");
+        }
+        f.expectBodyLengthAtLeast(HELLO_LENGTH);
+        ByteBuffer b = f.body();
+        int major = Short.toUnsignedInt(b.getShort(HELLO_MAJOR_OFFSET));
+        int minor = Short.toUnsignedInt(b.getShort(HELLO_MINOR_OFFSET));
+        if (major != VERSION_MAJOR) {
+            throw new VersionMismatch("the client speaks protocol " + major + "." + minor + " but this daemon speaks "
+                + VERSION_MAJOR + "." + VERSION_MINOR + "; use a client of major version " + VERSION_MAJOR);
+        }
+        greeted = true;
+        byte[] path = context.storeFile().toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        ByteBuffer reply = FrameWriter.frame(replyType(TYPE_HELLO), 0, f.requestId(), WELCOME_PATH_OFFSET + path.length);
+        ByteBuffer r = FrameWriter.body(reply);
+        r.putShort(WELCOME_MAJOR_OFFSET, (short) VERSION_MAJOR);
+        r.putShort(WELCOME_MINOR_OFFSET, (short) VERSION_MINOR);
+        r.putInt(WELCOME_DAEMON_PID_OFFSET, context.daemonPid());
+        r.putLong(WELCOME_FILE_LENGTH_OFFSET, context.fileLength());
+        r.putLong(WELCOME_HEAP_OFFSET_OFFSET, context.heapOffset());
+        r.putLong(WELCOME_HEAP_LENGTH_OFFSET, context.heapLength());
+        r.putInt(WELCOME_MAX_BODY_OFFSET, MAX_BODY_LENGTH);
+        r.putInt(WELCOME_MAX_METADATA_OFFSET, Store.MAX_METADATA_LENGTH);
+        r.putInt(WELCOME_MAX_GET_MANY_OFFSET, GET_MANY_MAX_IDS);
+        r.putInt(WELCOME_PATH_LENGTH_OFFSET, path.length);
+        r.put(WELCOME_PATH_OFFSET, path);
+        return reply;
+    }
+
+    private ByteBuffer create(Frame f) {
+        f.expectBodyLengthAtLeast(CREATE_METADATA_OFFSET);
+        ByteBuffer b = f.body();
+        ObjectId id = idAt(b, CREATE_ID_OFFSET);
+        int flags = b.getInt(CREATE_FLAGS_OFFSET);
+        if ((flags & ~CREATE_FLAG_NO_EVICT) != 0) {
+            throw new ProtocolException("CREATE has unknown flags " + Integer.toHexString(flags));
+        }
+        long size = b.getLong(CREATE_SIZE_OFFSET);
+        if (size < 0) {
+            throw new ProtocolException("CREATE of object " + id + " asks for a negative size " + size);
+        }
+        long metadataLength = Integer.toUnsignedLong(b.getInt(CREATE_METADATA_LENGTH_OFFSET));
+        if (metadataLength > Store.MAX_METADATA_LENGTH) {
+            throw new ProtocolException("CREATE of object " + id + " carries " + metadataLength
+                + " bytes of metadata; the limit is " + Store.MAX_METADATA_LENGTH);
+        }
+        f.expectBodyLength(CREATE_METADATA_OFFSET + metadataLength);
+        byte[] metadata = new byte[(int) metadataLength];
+        b.get(CREATE_METADATA_OFFSET, metadata);
+        ObjectWriter w = (flags & CREATE_FLAG_NO_EVICT) != 0
+            ? client.create(id, size, metadata, CreateOption.NO_EVICT)
+            : client.create(id, size, metadata);
+        objects.addWriter(w);
+        ByteBuffer reply = FrameWriter.frame(replyType(TYPE_CREATE), 0, f.requestId(), CREATED_LENGTH);
+        ByteBuffer r = FrameWriter.body(reply);
+        r.putLong(CREATED_DATA_OFFSET_OFFSET, context.fileOffsetOf(w.data()));
+        r.putLong(CREATED_SIZE_OFFSET, size);
+        return reply;
+    }
+
+    private ByteBuffer seal(Frame f) {
+        objects.takeWriter(idOnly(f)).seal();
+        return FrameWriter.frame(replyType(TYPE_SEAL), 0, f.requestId(), 0);
+    }
+
+    private ByteBuffer abort(Frame f) {
+        objects.takeWriter(idOnly(f)).abort();
+        return FrameWriter.frame(replyType(TYPE_ABORT), 0, f.requestId(), 0);
+    }
+
+    private ByteBuffer get(Frame f) throws IOException, InterruptedException {
+        f.expectBodyLength(GET_LENGTH);
+        ObjectId id = idAt(f.body(), GET_ID_OFFSET);
+        long timeout = f.body().getLong(GET_TIMEOUT_OFFSET);
+        ObjectView v = await(id, timeout);
+        if (v == null) {
+            throw new ObjectMissingException("object " + id + (timeout == 0 ? " does not exist"
+                : " was not sealed within " + timeout + " ms") + " in the store at " + client.directory());
+        }
+        objects.addView(v);
+        ByteBuffer reply = FrameWriter.frame(replyType(TYPE_GET), 0, f.requestId(), LOCATION_LENGTH);
+        putLocation(FrameWriter.body(reply), 0, v);
+        return reply;
+    }
+
+    private ByteBuffer getMany(Frame f) throws IOException, InterruptedException {
+        f.expectBodyLengthAtLeast(GET_MANY_IDS_OFFSET);
+        ByteBuffer b = f.body();
+        long timeout = b.getLong(GET_MANY_TIMEOUT_OFFSET);
+        long count = Integer.toUnsignedLong(b.getInt(GET_MANY_COUNT_OFFSET));
+        if (count > GET_MANY_MAX_IDS) {
+            throw new ProtocolException("GET_MANY asks for " + count + " objects; the limit is " + GET_MANY_MAX_IDS);
+        }
+        f.expectBodyLength(GET_MANY_IDS_OFFSET + count * ID_LENGTH);
+        long deadline = timeout > 0 ? System.nanoTime() + timeout * 1_000_000L : 0;
+        ByteBuffer reply = FrameWriter.frame(replyType(TYPE_GET_MANY), 0, f.requestId(),
+            COUNT_ENTRIES_OFFSET + (int) count * LOCATION_LENGTH);
+        ByteBuffer r = FrameWriter.body(reply);
+        r.putInt(COUNT_OFFSET, (int) count);
+        ObjectView[] got = new ObjectView[(int) count];
+        boolean done = false;
+        try {
+            for (int i = 0; i < count; i++) {
+                ObjectId id = idAt(b, GET_MANY_IDS_OFFSET + i * ID_LENGTH);
+                long left = timeout <= 0 ? timeout : Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
+                got[i] = await(id, left);
+                if (got[i] != null) {
+                    putLocation(r, COUNT_ENTRIES_OFFSET + i * LOCATION_LENGTH, got[i]);
+                }
+            }
+            done = true;
+        } finally {
+            for (ObjectView v : got) {
+                if (v == null) {
+                    continue;
+                }
+                if (done) {
+                    objects.addView(v);
+                } else {
+                    v.close();
+                }
+            }
+        }
+        return reply;
+    }
+
+    /**
+     * Gets {@code id}, waiting up to {@code timeout} ms (0: not at all; negative: until it comes), in slices so a
+     * client that hangs up or a daemon that closes ends the wait.
+     */
+    private ObjectView await(ObjectId id, long timeout) throws IOException, InterruptedException {
+        ObjectView v = client.tryGet(id, 0);
+        if (v != null || timeout == 0) {
+            return v;
+        }
+        long deadline = System.nanoTime() + timeout * 1_000_000L;
+        while (true) {
+            long left = timeout < 0 ? WAIT_SLICE_MILLIS
+                : Math.min(WAIT_SLICE_MILLIS, (deadline - System.nanoTime()) / 1_000_000L);
+            if (left <= 0) {
+                return client.tryGet(id, 0);
+            }
+            v = context.waiter().await(id, left);
+            if (v != null) {
+                return v;
+            }
+            if (context.closing() || reader.peerClosed()) {
+                throw new PeerGone();
+            }
+        }
+    }
+
+    private void putLocation(ByteBuffer r, int at, ObjectView v) {
+        long dataOffset = context.fileOffsetOf(v.data());
+        r.putLong(at + LOCATION_DATA_OFFSET_OFFSET, dataOffset);
+        r.putLong(at + LOCATION_DATA_SIZE_OFFSET, v.size());
+        // The metadata lies right after the data in the object's heap block (Store.metadata).
+        r.putLong(at + LOCATION_METADATA_OFFSET_OFFSET, dataOffset + v.size());
+        r.putInt(at + LOCATION_METADATA_LENGTH_OFFSET, v.metadata().length);
+        r.putInt(at + LOCATION_FOUND_OFFSET, 1);
+    }
+
+    private ByteBuffer release(Frame f) {
+        objects.release(idOnly(f));
+        return FrameWriter.frame(replyType(TYPE_RELEASE), 0, f.requestId(), 0);
+    }
+
+    private ByteBuffer contains(Frame f) {
+        return booleanReply(f, client.contains(idOnly(f)));
+    }
+
+    private ByteBuffer delete(Frame f) {
+        return booleanReply(f, client.delete(idOnly(f)));
+    }
+
+    private static ByteBuffer booleanReply(Frame f, boolean value) {
+        ByteBuffer reply = FrameWriter.frame(replyType(f.type()), 0, f.requestId(), BOOLEAN_LENGTH);
+        FrameWriter.body(reply).putInt(BOOLEAN_VALUE_OFFSET, value ? 1 : 0);
+        return reply;
+    }
+
+    /** Sends the listing in frames of at most {@link MessageDescriptor#LIST_ENTRIES_PER_FRAME} entries. */
+    private ByteBuffer list(Frame f) throws IOException {
+        f.expectBodyLength(0);
+        List<ObjectInfo> all = client.list();
+        int start = 0;
+        while (true) {
+            int n = Math.min(LIST_ENTRIES_PER_FRAME, all.size() - start);
+            boolean last = start + n == all.size();
+            ByteBuffer reply = FrameWriter.frame(replyType(TYPE_LIST), last ? 0 : FLAG_MORE, f.requestId(),
+                COUNT_ENTRIES_OFFSET + n * ENTRY_LENGTH);
+            ByteBuffer r = FrameWriter.body(reply);
+            r.putInt(COUNT_OFFSET, n);
+            for (int i = 0; i < n; i++) {
+                ObjectInfo o = all.get(start + i);
+                int at = COUNT_ENTRIES_OFFSET + i * ENTRY_LENGTH;
+                r.put(at + ENTRY_ID_OFFSET, o.id().toBytes());
+                r.putInt(at + ENTRY_STATE_OFFSET, o.state().ordinal());
+                r.putInt(at + ENTRY_METADATA_LENGTH_OFFSET, o.metadataSize());
+                r.putInt(at + ENTRY_PINS_OFFSET, o.pinCount());
+                r.putLong(at + ENTRY_DATA_SIZE_OFFSET, o.dataSize());
+                r.putLong(at + ENTRY_CREATED_MILLIS_OFFSET, o.created().toEpochMilli());
+                r.putLong(at + ENTRY_ACCESS_MILLIS_OFFSET, o.lastAccess().toEpochMilli());
+            }
+            if (last) {
+                return reply;
+            }
+            writer.send(reply);
+            start += n;
+        }
+    }
+
+    private ByteBuffer stat(Frame f) {
+        f.expectBodyLength(0);
+        StoreStats s = client.stats();
+        ByteBuffer reply = FrameWriter.frame(replyType(TYPE_STAT), 0, f.requestId(), STAT_LENGTH);
+        ByteBuffer r = FrameWriter.body(reply);
+        r.putLong(STAT_CAPACITY_OFFSET, s.capacityBytes());
+        r.putLong(STAT_USED_OFFSET, s.usedBytes());
+        r.putLong(STAT_FREE_OFFSET, s.freeBytes());
+        r.putLong(STAT_PINNED_OFFSET, s.pinnedBytes());
+        r.putLong(STAT_OBJECTS_OFFSET, s.objectCount());
+        r.putLong(STAT_SEALED_OFFSET, s.sealedCount());
+        r.putLong(STAT_UNSEALED_BYTES_OFFSET, s.unsealedBytes());
+        r.putLong(STAT_CLIENTS_OFFSET, s.clientCount());
+        r.putLong(STAT_EVICTIONS_OFFSET, s.evictionCount());
+        r.putLong(STAT_EVICTED_BYTES_OFFSET, s.evictedBytes());
+        r.putLong(STAT_LARGEST_FREE_OFFSET, s.largestFreeBlock());
+        r.putDouble(STAT_FRAGMENTATION_OFFSET, s.fragmentation());
+        r.putLong(STAT_MAX_OBJECTS_OFFSET, s.maxObjects());
+        r.putLong(STAT_DAEMON_PID_OFFSET, s.daemonPid());
+        r.putLong(STAT_CONNECTION_PINS_OFFSET, objects.viewCount());
+        r.putLong(STAT_CONNECTION_WRITERS_OFFSET, objects.writerCount());
+        return reply;
+    }
+
+    private ByteBuffer evict(Frame f) {
+        f.expectBodyLength(EVICT_LENGTH);
+        long bytes = f.body().getLong(EVICT_BYTES_OFFSET);
+        if (bytes < 0) {
+            throw new ProtocolException("EVICT of a negative byte count " + bytes);
+        }
+        long freed = client.evict(bytes);
+        ByteBuffer reply = FrameWriter.frame(replyType(TYPE_EVICT), 0, f.requestId(), EVICT_LENGTH);
+        FrameWriter.body(reply).putLong(EVICT_BYTES_OFFSET, freed);
+        return reply;
+    }
+
+    private static ObjectId idOnly(Frame f) {
+        f.expectBodyLength(ID_REQUEST_LENGTH);
+        return idAt(f.body(), ID_REQUEST_ID_OFFSET);
+    }
+
+    private static ObjectId idAt(ByteBuffer b, int offset) {
+        byte[] id = new byte[ID_LENGTH];
+        b.get(offset, id);
+        return ObjectId.fromBytes(id);
+    }
+
+    private void releaseAll() {
+        int views = objects.viewCount();
+        int writers = objects.writerCount();
+        try {
+            objects.closeAll();
+        } catch (RuntimeException e) {
+            if (!context.closing()) {
+                context.log().accept(name + ": releasing its objects failed: " + e);
+            }
+        }
+        if ((views > 0 || writers > 0) && !context.closing()) {
+            context.log().accept(name + " ended holding " + views + " pin(s) and " + writers
+                + " unsealed object(s); released and aborted them");
+        }
+    }
+
+    /** The peer hung up (or the daemon is closing) while its request waited. */
+    private static final class PeerGone extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        PeerGone() {
+            super("the client hung up while waiting");
+        }
+    }
+
+    /** HELLO of another major version: answered, then the connection ends. */
+    private static final class VersionMismatch extends DepotException {
+        private static final long serialVersionUID = 1L;
+
+        VersionMismatch(String message) {
+            super(message);
+        }
+
+        @Override
+        public ErrorCode code() {
+            return ErrorCode.VERSION_MISMATCH;
+        }
+    }
+}
