@@ -1,0 +1,291 @@
+package dev.depot.torture;
+
+import dev.depot.client.DepotClient;
+import dev.depot.client.ObjectId;
+import dev.depot.client.ObjectInfo;
+import dev.depot.client.ObjectState;
+import dev.depot.client.ObjectView;
+import dev.depot.client.ObjectWriter;
+import dev.depot.client.StoreStats;
+import dev.depot.core.heap.HeapBlockDescriptor;
+import dev.depot.server.DepotServer;
+import dev.depot.server.ServerConfig;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.UUID;
+import java.util.stream.Stream;
+
+/**
+ * Crash torture: K worker processes hammer a store while the driver kills a random one with SIGKILL at a
+ * random moment, cycle after cycle (and, with {@code --kill-daemon}, kills and restarts the daemon too).
+ * After each kill it checks that the dead worker is reclaimed, that the store takes new work at once, and
+ * that every sealed object still verifies; at the end, with every worker gone, that nothing leaked: no pins,
+ * no unsealed bytes, used bytes equal to the live objects' blocks, and the index and heap agree.
+ *
+ * <pre>
+ *   scripts/torture --minutes 10 [--workers 4] [--kill-daemon]
+ *   scripts/torture --kills 50
+ * </pre>
+ */
+public final class Torture {
+    static final int PERMANENT = 20;
+    static final long PERMANENT_SIZE = 64 * 1024;
+    static final long CAPACITY = 256L << 20;
+
+    /** What a run found. */
+    public record Result(int kills, int daemonKills, long objectsVerified, long maxReclaimMillis, long maxProbeMillis,
+                         List<String> problems) {
+        public boolean ok() {
+            return problems.isEmpty();
+        }
+
+        String json() {
+            return "{\"kills\":" + kills + ",\"daemon_kills\":" + daemonKills + ",\"objects_verified\":" + objectsVerified
+                + ",\"max_reclaim_ms\":" + maxReclaimMillis + ",\"max_probe_ms\":" + maxProbeMillis
+                + ",\"problems\":" + problems.size() + ",\"ok\":" + ok() + "}";
+        }
+    }
+
+    private final int workers;
+    private final int kills;
+    private final long deadlineNanos;
+    private final boolean killDaemon;
+    private final SplittableRandom rnd;
+    private final Path dir = Path.of("/dev/shm", "depot-torture-" + UUID.randomUUID());
+    private final List<String> problems = new ArrayList<>();
+    private final ChildProcess[] running;
+    private DepotServer server;
+    private ChildProcess daemon;
+    private DepotClient depot;
+    private long verified;
+    private long maxReclaim;
+    private long maxProbe;
+
+    Torture(int workers, int kills, long minutes, boolean killDaemon, long seed) {
+        this.workers = workers;
+        this.kills = kills;
+        this.deadlineNanos = minutes > 0 ? System.nanoTime() + minutes * 60_000_000_000L : Long.MAX_VALUE;
+        this.killDaemon = killDaemon;
+        this.rnd = new SplittableRandom(seed);
+        this.running = new ChildProcess[workers];
+    }
+
+    public static void main(String[] args) throws Exception {
+        int workers = 3;
+        int kills = 50;
+        long minutes = 0;
+        boolean killDaemon = false;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--workers" -> workers = Integer.parseInt(args[++i]);
+                case "--kills" -> kills = Integer.parseInt(args[++i]);
+                case "--minutes" -> {
+                    minutes = Long.parseLong(args[++i]);
+                    kills = Integer.MAX_VALUE;
+                }
+                case "--kill-daemon" -> killDaemon = true;
+                default -> {
+                    System.err.println("usage: torture [--kills N | --minutes M] [--workers K] [--kill-daemon]");
+                    System.exit(2);
+                }
+            }
+        }
+        Result r = run(workers, kills, minutes, killDaemon, System.nanoTime());
+        r.problems().forEach(p -> System.out.println("PROBLEM " + p));
+        System.out.println(r.json());
+        System.exit(r.ok() ? 0 : 1);
+    }
+
+    /** Runs the torture; the store directory is removed and every child reaped before it returns. */
+    public static Result run(int workers, int kills, long minutes, boolean killDaemon, long seed) throws Exception {
+        Torture t = new Torture(workers, kills, minutes, killDaemon, seed);
+        try {
+            return t.runCycles();
+        } finally {
+            t.cleanUp();
+        }
+    }
+
+    private Result runCycles() throws Exception {
+        startDaemon();
+        depot = killDaemon ? DepotClient.open(dir) : server.client();
+        for (int i = 0; i < PERMANENT; i++) {
+            ObjectId id = ObjectId.of("perm-" + i);
+            try (ObjectWriter w = depot.create(id, PERMANENT_SIZE)) {
+                Payload.fill(w.data(), id);
+                w.seal();
+            }
+        }
+        for (int k = 0; k < workers; k++) {
+            startWorker(k);
+        }
+        int done = 0;
+        int daemonKills = 0;
+        while (done < kills && System.nanoTime() < deadlineNanos && problems.isEmpty()) {
+            Thread.sleep(20 + rnd.nextInt(300));
+            collectWorkerReports();
+            int victim = rnd.nextInt(workers);
+            running[victim].kill();
+            done++;
+            if (killDaemon && done % 5 == 0) {
+                daemon.kill();
+                daemonKills++;
+                startDaemon();
+            }
+            probe();
+            awaitReclaimed(workers - 1);
+            verifyAll();
+            startWorker(victim);
+        }
+        for (ChildProcess w : running) {
+            w.kill();
+        }
+        collectWorkerReports();
+        awaitReclaimed(0);
+        checkNoLeaks();
+        return new Result(done, daemonKills, verified, maxReclaim, maxProbe, List.copyOf(problems));
+    }
+
+    private void startDaemon() throws InterruptedException {
+        if (killDaemon) {
+            daemon = new ChildProcess(DaemonProcess.class, dir.toString(), Long.toString(CAPACITY));
+            daemon.await("ready", 60);
+        } else {
+            server = DepotServer.start(ServerConfig.defaults().withDirectory(dir).withCapacity(CAPACITY)
+                .withControlSocket(false), msg -> { });
+        }
+    }
+
+    private void startWorker(int slot) throws InterruptedException {
+        running[slot] = new ChildProcess(TortureWorker.class, dir.toString(), Integer.toString(slot),
+            Long.toString(rnd.nextLong()), Integer.toString(PERMANENT));
+        running[slot].await("started", 60);
+    }
+
+    private void collectWorkerReports() {
+        for (ChildProcess w : running) {
+            for (String line; (line = w.lines.poll()) != null; ) {
+                if (line.startsWith("CORRUPT") || line.startsWith("FAIL")) {
+                    problems.add("worker: " + line);
+                }
+            }
+        }
+    }
+
+    /** Right after a kill, the store must take new work: create, seal, get and delete a probe object. */
+    private void probe() {
+        long start = System.nanoTime();
+        ObjectId id = ObjectId.random();
+        try (ObjectWriter w = depot.create(id, 4096)) {
+            Payload.fill(w.data(), id);
+            w.seal();
+        }
+        try (ObjectView v = depot.get(id, 0)) {
+            String bad = Payload.verify(v.data(), id);
+            if (bad != null) {
+                problems.add("probe: " + bad);
+            }
+        }
+        depot.delete(id);
+        maxProbe = Math.max(maxProbe, (System.nanoTime() - start) / 1_000_000);
+    }
+
+    /** Waits until only the driver, the daemon and {@code liveWorkers} clients are registered. */
+    private void awaitReclaimed(int liveWorkers) throws InterruptedException {
+        int expected = liveWorkers + (killDaemon ? 2 : 1);
+        long start = System.nanoTime();
+        while (depot.stats().clientCount() > expected) {
+            if (System.nanoTime() - start > 30_000_000_000L) {
+                problems.add("a killed client was not reclaimed within 30 s (clients " + depot.stats().clientCount()
+                    + ", expected " + expected + ")");
+                return;
+            }
+            Thread.sleep(5);
+        }
+        maxReclaim = Math.max(maxReclaim, (System.nanoTime() - start) / 1_000_000);
+    }
+
+    private void verifyAll() {
+        for (int i = 0; i < PERMANENT; i++) {
+            ObjectId id = ObjectId.of("perm-" + i);
+            try (ObjectView v = depot.tryGet(id, 0)) {
+                if (v == null) {
+                    problems.add("permanent object perm-" + i + " is lost");
+                }
+            }
+        }
+        for (ObjectInfo o : depot.list()) {
+            if (o.state() != ObjectState.SEALED) {
+                continue;
+            }
+            try (ObjectView v = depot.tryGet(o.id(), 0)) {
+                if (v != null) {
+                    String bad = Payload.verify(v.data(), o.id());
+                    if (bad != null) {
+                        problems.add(bad);
+                    }
+                    verified++;
+                }
+            }
+        }
+    }
+
+    private void checkNoLeaks() {
+        verifyAll();
+        StoreStats s = depot.stats();
+        if (s.pinnedBytes() != 0) {
+            problems.add("pins left after every worker died: " + s.pinnedBytes() + " bytes");
+        }
+        if (s.unsealedBytes() != 0) {
+            problems.add("unsealed bytes left after every worker died: " + s.unsealedBytes());
+        }
+        long live = 0;
+        for (ObjectInfo o : depot.list()) {
+            if (o.state() != ObjectState.SEALED) {
+                problems.add("object " + o.id() + " left in state " + o.state());
+            }
+            live += HeapBlockDescriptor.blockSizeFor(o.dataSize(), o.metadataSize());
+        }
+        if (live != s.usedBytes()) {
+            problems.add("leak: used bytes " + s.usedBytes() + " but live objects take " + live);
+        }
+        if (s.evictionCount() != 0) {
+            problems.add("objects were evicted (" + s.evictionCount() + "): the torture store is too small");
+        }
+        List<String> recovery = depot.store().recover();
+        recovery.forEach(p -> problems.add("recovery found: " + p));
+        if (depot.stats().usedBytes() != s.usedBytes()) {
+            problems.add("heap metadata disagreed with the index: used " + s.usedBytes() + " before a rebuild, "
+                + depot.stats().usedBytes() + " after");
+        }
+    }
+
+    private void cleanUp() throws InterruptedException, IOException {
+        for (ChildProcess w : running) {
+            if (w != null) {
+                w.kill();
+            }
+        }
+        if (depot != null && depot != (server == null ? null : server.client())) {
+            depot.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+        if (daemon != null) {
+            daemon.kill();
+        }
+        if (Files.exists(dir)) {
+            try (Stream<Path> s = Files.walk(dir)) {
+                for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(p);
+                }
+            }
+        }
+    }
+}
