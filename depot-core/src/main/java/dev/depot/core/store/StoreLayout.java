@@ -77,7 +77,7 @@ public record StoreLayout(long fileLength, long clientTableOffset, int maxClient
                 + layout.fileLength + " bytes but the file has " + actualFileLength
                 + "; remove the store directory and create it again");
         }
-        var expected = forCapacityUnchecked(layout);
+        var expected = forCapacityUnchecked(layout, where);
         if (!layout.equals(expected)) {
             throw new StoreFormatException("store file " + where + " has a corrupt header: region table " + layout
                 + " is inconsistent (expected " + expected + "); run `depot doctor`");
@@ -85,11 +85,12 @@ public record StoreLayout(long fileLength, long clientTableOffset, int maxClient
         return layout;
     }
 
-    private static StoreLayout forCapacityUnchecked(StoreLayout l) {
+    private static StoreLayout forCapacityUnchecked(StoreLayout l, Object where) {
         try {
             return forCapacity(l.heapLength, l.maxClients, l.pinsPerClient, l.indexSlots);
         } catch (IllegalArgumentException e) {
-            throw new StoreFormatException("corrupt store header: " + e.getMessage() + "; run `depot doctor`");
+            throw new StoreFormatException("store file " + where + " has a corrupt header: " + e.getMessage()
+                + "; run `depot doctor`");
         }
     }
 }
