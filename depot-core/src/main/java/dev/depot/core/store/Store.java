@@ -160,7 +160,9 @@ public final class Store implements AutoCloseable {
             throw new IllegalArgumentException("metadata of " + metadata.length + " bytes exceeds the limit of "
                 + MAX_METADATA_LENGTH);
         }
-        if (dataLength > layout.heapLength()) {
+        // Block size, not data size: a block larger than the heap never fits, so no object may be evicted for it.
+        if (dataLength > layout.heapLength()
+            || HeapBlockDescriptor.blockSizeFor(dataLength, metadata.length) > layout.heapLength()) {
             throw storeFull(idText, dataLength, "it is larger than the whole store");
         }
         long blockSize = HeapBlockDescriptor.blockSizeFor(dataLength, metadata.length);
