@@ -1,0 +1,70 @@
+package dev.depot.bench;
+
+import dev.depot.server.DepotServer;
+import dev.depot.server.ServerConfig;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.UUID;
+import java.util.stream.Stream;
+
+/**
+ * A store hosted by this (driver) process in a fresh directory {@code /dev/shm/depot-bench-*}. Closing stops the
+ * daemon and deletes the directory; benchmarks use it in try-with-resources so the directory also goes when a
+ * benchmark fails.
+ */
+final class BenchStore implements AutoCloseable {
+    static final String PREFIX = "depot-bench-";
+
+    private final Path dir;
+    private final DepotServer server;
+
+    private BenchStore(Path dir, DepotServer server) {
+        this.dir = dir;
+        this.server = server;
+    }
+
+    static BenchStore start(long capacity) {
+        Path dir = Path.of("/dev/shm", PREFIX + UUID.randomUUID());
+        try {
+            ServerConfig config = ServerConfig.defaults().withDirectory(dir).withCapacity(capacity)
+                .withControlSocket(false);
+            return new BenchStore(dir, DepotServer.start(config, msg -> { }));
+        } catch (RuntimeException e) {
+            deleteTree(dir);
+            throw e;
+        }
+    }
+
+    Path dir() {
+        return dir;
+    }
+
+    DepotServer server() {
+        return server;
+    }
+
+    @Override
+    public void close() {
+        try {
+            server.close();
+        } finally {
+            deleteTree(dir);
+        }
+    }
+
+    static void deleteTree(Path dir) {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> s = Files.walk(dir)) {
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot remove the benchmark store " + dir + ": " + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,94 @@
+package dev.depot.bench;
+
+import dev.depot.client.DepotClient;
+import dev.depot.client.ObjectId;
+import dev.depot.client.ObjectWriter;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * Put bandwidth (create, copy in, seal) for 1 MiB..1 GiB: first use of fresh store memory (page faults) and
+ * steady state (delete and put the same size again, so the block is reused). Baseline: MemorySegment.copy into
+ * already-touched memory of this process.
+ */
+final class LargePutBench implements Benchmark {
+    private static final ObjectId ID = ObjectId.of("depot-bench/large-put");
+    private static final double TARGET_RATIO = 0.8;
+
+    @Override
+    public String name() {
+        return "large-put";
+    }
+
+    @Override
+    public String description() {
+        return "put bandwidth 1 MiB..1 GiB, first use and steady state, vs MemorySegment.copy into touched memory";
+    }
+
+    @Override
+    public void run(boolean quick, Consumer<Result> out) {
+        List<Long> sizes = quick ? List.of(Units.MIB, 8 * Units.MIB, 64 * Units.MIB)
+            : List.of(Units.MIB, 16 * Units.MIB, 256 * Units.MIB, Units.GIB);
+        long bytesPerSize = quick ? 256 * Units.MIB : 4 * Units.GIB;
+        for (long size : sizes) {
+            int reps = (int) Math.max(quick ? 3 : 4, bytesPerSize / size);
+            out.accept(measure(size, reps));
+        }
+    }
+
+    private Result measure(long size, int reps) {
+        try (Arena arena = Arena.ofConfined(); BenchStore store = BenchStore.start(size + 8 * Units.MIB);
+             DepotClient client = DepotClient.open(store.dir())) {
+            MemorySegment src = arena.allocate(size, 64);
+            src.fill((byte) 7);
+
+            long t0 = System.nanoTime();
+            put(client, src);
+            long firstNanos = System.nanoTime() - t0;
+
+            client.delete(ID);
+            put(client, src);
+            t0 = System.nanoTime();
+            for (int r = 0; r < reps; r++) {
+                client.delete(ID);
+                put(client, src);
+            }
+            long steadyNanos = System.nanoTime() - t0;
+
+            MemorySegment dst = arena.allocate(size, 64);
+            MemorySegment.copy(src, 0, dst, 0, size);
+            t0 = System.nanoTime();
+            for (int r = 0; r < reps; r++) {
+                MemorySegment.copy(src, 0, dst, 0, size);
+            }
+            long copyNanos = System.nanoTime() - t0;
+
+            double steady = Units.gibPerSecond(size * reps, steadyNanos);
+            double copy = Units.gibPerSecond(size * reps, copyNanos);
+            Map<String, Object> figures = new LinkedHashMap<>();
+            figures.put("size_bytes", size);
+            figures.put("first_use_gib_per_s", Units.gibPerSecond(size, firstNanos));
+            figures.put("first_use_ms", firstNanos / 1e6);
+            figures.put("steady_gib_per_s", steady);
+            figures.put("steady_us_per_put", steadyNanos / 1e3 / reps);
+            figures.put("reps", reps);
+            Map<String, Object> baseline = new LinkedHashMap<>();
+            baseline.put("kind", "MemorySegment.copy into touched memory, same process");
+            baseline.put("steady_gib_per_s", copy);
+            baseline.put("steady_us_per_put", copyNanos / 1e3 / reps);
+            return new Result(name(), Units.size(size), figures, baseline, steady / copy,
+                "steady state >= 0.8x memcpy bandwidth", steady / copy >= TARGET_RATIO);
+        }
+    }
+
+    private static void put(DepotClient client, MemorySegment src) {
+        try (ObjectWriter w = client.create(ID, src.byteSize())) {
+            MemorySegment.copy(src, 0, w.data(), 0, src.byteSize());
+            w.seal();
+        }
+    }
+}

@@ -1,0 +1,112 @@
+package dev.depot.bench;
+
+import dev.depot.client.DepotClient;
+import dev.depot.client.ObjectId;
+import dev.depot.client.ObjectView;
+import dev.depot.client.ObjectWriter;
+import java.io.IOException;
+import java.lang.foreign.ValueLayout;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+
+/**
+ * Process B blocks in {@code get(id, timeout)}; the driver (process A) writes {@code System.nanoTime()} (CLOCK_MONOTONIC,
+ * the same clock in every process on Linux) into the object and seals it; B records now minus that stamp.
+ * Baseline: B blocks in a read on a UNIX domain socket and A writes the stamp into it.
+ */
+final class WakeBench implements Benchmark {
+    static final String ROLE = "wake";
+    /** Time given to B to get into its wait after it said it is about to wait. */
+    private static final long SETTLE_NANOS = 1_000_000;
+
+    @Override
+    public String name() {
+        return "wake";
+    }
+
+    @Override
+    public String description() {
+        return "seal -> return of a get blocked in another process vs a blocked read on a UNIX socket";
+    }
+
+    @Override
+    public void run(boolean quick, Consumer<Result> out) throws Exception {
+        int count = quick ? 300 : 3000;
+        try (BenchStore store = BenchStore.start(16 * Units.MIB);
+             ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            Path socketPath = store.dir().resolve("wake.sock");
+            server.bind(UnixDomainSocketAddress.of(socketPath));
+            DepotClient depot = store.server().client();
+            try (Child b = Child.start(ROLE, 128, store.dir().toString(), socketPath.toString(),
+                Integer.toString(count))) {
+                for (int i = 0; i < count; i++) {
+                    b.awaitLine("WAIT " + i, 60);
+                    LockSupport.parkNanos(SETTLE_NANOS);
+                    try (ObjectWriter w = depot.create(idOf(i), 64)) {
+                        w.data().set(ValueLayout.JAVA_LONG, 0, System.nanoTime());
+                        w.seal();
+                    }
+                }
+                try (SocketChannel c = server.accept()) {
+                    ByteBuffer stamp = ByteBuffer.allocateDirect(Long.BYTES);
+                    for (int i = 0; i < count; i++) {
+                        b.awaitLine("SWAIT " + i, 60);
+                        LockSupport.parkNanos(SETTLE_NANOS);
+                        stamp.clear();
+                        stamp.putLong(0, System.nanoTime());
+                        UnixSockets.writeFully(c, stamp);
+                    }
+                }
+                Map<String, String> r = ChildIo.fields(b.awaitLine("RESULT", 60));
+                b.awaitExit(30);
+                double[] d = ChildIo.summary(r.get("depot"));
+                double[] s = ChildIo.summary(r.get("socket"));
+                Map<String, Object> figures = GetLatencyBench.latencyFigures(d);
+                Map<String, Object> baseline = GetLatencyBench.latencyFigures(s);
+                baseline.put("kind", "blocked read on a UNIX domain socket, woken by an 8-byte write");
+                out.accept(new Result(name(), count + " wakes", figures, baseline, s[1] / d[1],
+                    "p50 <= 20 us", d[1] <= 20_000));
+            }
+        }
+    }
+
+    private static ObjectId idOf(int i) {
+        return ObjectId.of("depot-bench/wake/" + i);
+    }
+
+    /** Child (process B): {@code DIR SOCKET COUNT}. */
+    static void child(String[] args, ChildIo io) throws IOException {
+        int count = Integer.parseInt(args[2]);
+        LatencyHistogram depot = new LatencyHistogram();
+        try (DepotClient client = DepotClient.open(Path.of(args[0]))) {
+            for (int i = 0; i < count; i++) {
+                ObjectId id = idOf(i);
+                io.say("WAIT " + i);
+                try (ObjectView v = client.get(id, 30_000)) {
+                    long now = System.nanoTime();
+                    depot.record(now - v.data().get(ValueLayout.JAVA_LONG, 0));
+                }
+                client.delete(id);
+            }
+        }
+        LatencyHistogram socket = new LatencyHistogram();
+        try (SocketChannel c = UnixSockets.connect(Path.of(args[1]))) {
+            ByteBuffer stamp = ByteBuffer.allocateDirect(Long.BYTES);
+            for (int i = 0; i < count; i++) {
+                io.say("SWAIT " + i);
+                stamp.clear();
+                UnixSockets.readFully(c, stamp);
+                long now = System.nanoTime();
+                socket.record(now - stamp.getLong(0));
+            }
+        }
+        io.say("RESULT depot=" + depot.summary() + " socket=" + socket.summary());
+    }
+}
