@@ -1,0 +1,112 @@
+package dev.depot.core.store;
+
+import static dev.depot.core.store.StoreFixture.slot;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.depot.core.heap.HeapBlockDescriptor;
+import dev.depot.core.testing.TestId;
+import dev.depot.errors.StoreFullException;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class EvictionTest {
+    private static final long BLOCK_1000 = HeapBlockDescriptor.blockSizeFor(1000, 0);
+
+    /** Puts objects of {@code size} bytes whose last accesses are the given (old) times. */
+    private static List<TestId> putWithAccessTimes(StoreFixture f, long size, long... accessMillis) {
+        List<TestId> ids = new ArrayList<>();
+        for (long t : accessMillis) {
+            TestId id = f.newId();
+            f.store.index.touch(slot(f.put(id, size)), t);
+            ids.add(id);
+        }
+        return ids;
+    }
+
+    /** Present without touching it (a pin would count as a use). */
+    private static boolean present(StoreFixture f, TestId id) {
+        return f.store.index.findSealed(id.w0(), id.w1(), id.w2()) != 0;
+    }
+
+    @Test
+    void shouldEvictLeastRecentlyUsedFirstAndOnlyAsMuchAsAsked() {
+        try (var f = new StoreFixture()) {
+            List<TestId> ids = putWithAccessTimes(f, 1000, 4000, 1000, 3000, 2000);
+            assertEquals(BLOCK_1000, f.store.evict(1));
+            assertEquals(List.of(true, false, true, true), ids.stream().map(id -> present(f, id)).toList());
+            assertEquals(2 * BLOCK_1000, f.store.evict(BLOCK_1000 + 1));
+            assertEquals(List.of(true, false, false, false), ids.stream().map(id -> present(f, id)).toList());
+            var s = f.assertConsistent();
+            assertEquals(3, s.evictionCount());
+            assertEquals(3 * BLOCK_1000, s.evictedBytes());
+        }
+    }
+
+    @Test
+    void shouldEvictOnlyTheOldestObjectsACreateNeeds() {
+        try (var f = new StoreFixture()) {
+            long size = 7000;
+            long block = HeapBlockDescriptor.blockSizeFor(size, 0);
+            int n = (int) (StoreFixture.CAPACITY / block);
+            long[] times = new long[n];
+            for (int i = 0; i < n; i++) {
+                times[i] = 1000 + 10 * ((i + 3) % n);
+            }
+            List<TestId> ids = putWithAccessTimes(f, size, times);
+            int oldest = n - 3;
+            TestId id = f.newId();
+            f.store.seal(f.store.create(id.w0(), id.w1(), id.w2(), size, new byte[0], true, id.text()));
+            for (int i = 0; i < n; i++) {
+                assertEquals(i != oldest, present(f, ids.get(i)), "object " + i);
+            }
+            assertEquals(1, f.store.statistics().evictionCount());
+            f.assertConsistent();
+        }
+    }
+
+    @Test
+    void shouldNeverEvictPinnedObjects() {
+        try (var f = new StoreFixture()) {
+            List<TestId> ids = putWithAccessTimes(f, 1000, 1000, 2000, 3000);
+            Pin pinned = f.pin(ids.get(0));
+            f.store.index.touch(pinned.slot(), 1000);
+            assertEquals(2 * BLOCK_1000, f.store.evict(Long.MAX_VALUE));
+            assertTrue(present(f, ids.get(0)));
+            assertEquals(0, f.store.evict(Long.MAX_VALUE), "nothing evictable is left");
+            TestId big = f.newId();
+            assertThrows(StoreFullException.class, () -> f.store.create(big.w0(), big.w1(), big.w2(),
+                StoreFixture.CAPACITY - 1000, new byte[0], true, big.text()));
+            StoreFixture.assertPattern(ids.get(0), f.store.data(pinned.slot()));
+            f.store.unpin(pinned);
+            assertEquals(BLOCK_1000, f.store.evict(1), "unpinned, it is evictable again");
+            f.assertConsistent();
+        }
+    }
+
+    @Test
+    void shouldCountAReadAsARecentUse() {
+        try (var f = new StoreFixture()) {
+            List<TestId> ids = putWithAccessTimes(f, 1000, 1000, 2000);
+            Pin p = f.pin(ids.get(0));
+            assertNotNull(p);
+            f.store.unpin(p);
+            f.store.evict(1);
+            assertTrue(present(f, ids.get(0)), "read just now");
+            assertTrue(!present(f, ids.get(1)));
+        }
+    }
+
+    @Test
+    void shouldNotEvictUnsealedObjects() {
+        try (var f = new StoreFixture()) {
+            long record = f.create(f.newId(), 1000, new byte[0]);
+            assertEquals(0, f.store.evict(Long.MAX_VALUE));
+            f.store.seal(record);
+            assertEquals(BLOCK_1000, f.store.evict(Long.MAX_VALUE));
+        }
+    }
+}

@@ -1,0 +1,74 @@
+package dev.depot.core.store;
+
+import static dev.depot.core.store.StoreHeaderDescriptor.FUTEX_WAITERS_OFFSET;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import dev.depot.core.memory.Atomics;
+import dev.depot.core.testing.TestId;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The futex wait on seal. The timeouts only keep a broken build from hanging; nothing asserts on time. */
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class SealWaitTest {
+    /** Waits until the object is sealed, the way a client's get does. */
+    private static Pin awaitObject(Store store, TestId id) {
+        while (true) {
+            int sequence = store.sealSequence(id.w0(), id.w1());
+            Pin pin = store.tryPin(id.w0(), id.w1(), id.w2());
+            if (pin != null) {
+                return pin;
+            }
+            store.awaitSeal(id.w0(), id.w1(), sequence, -1);
+        }
+    }
+
+    @Test
+    void shouldWakeAWaiterWhenAnotherThreadSeals() throws Exception {
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try (var f = new StoreFixture()) {
+            TestId id = f.newId();
+            Future<Pin> waiter = pool.submit(() -> awaitObject(f.store, id));
+            while (Atomics.getIntVolatile(f.store.header, FUTEX_WAITERS_OFFSET) == 0) {
+                Thread.onSpinWait();
+            }
+            f.put(id, 4000);
+            Pin pin = waiter.get();
+            StoreFixture.assertPattern(id, f.store.data(pin.slot()));
+            f.store.unpin(pin);
+            assertEquals(0, Atomics.getIntVolatile(f.store.header, FUTEX_WAITERS_OFFSET));
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void shouldNotMissASealBetweenTheLookupAndTheWait() {
+        try (var f = new StoreFixture()) {
+            TestId id = f.newId();
+            int sequence = f.store.sealSequence(id.w0(), id.w1());
+            assertNull(f.pin(id));
+            f.put(id, 10);
+            // The word moved on since the sequence was read: the wait returns at once instead of sleeping forever.
+            f.store.awaitSeal(id.w0(), id.w1(), sequence, -1);
+            assertNotNull(f.pin(id));
+        }
+    }
+
+    @Test
+    void shouldReturnFromATimedWaitWhenNothingIsSealed() {
+        try (var f = new StoreFixture()) {
+            TestId id = f.newId();
+            int sequence = f.store.sealSequence(id.w0(), id.w1());
+            f.store.awaitSeal(id.w0(), id.w1(), sequence, TimeUnit.MILLISECONDS.toNanos(20));
+            assertNull(f.pin(id));
+            assertEquals(0, Atomics.getIntVolatile(f.store.header, FUTEX_WAITERS_OFFSET));
+        }
+    }
+}
