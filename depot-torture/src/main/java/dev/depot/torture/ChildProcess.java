@@ -23,7 +23,7 @@ final class ChildProcess implements AutoCloseable {
             "-cp", System.getProperty("java.class.path"), main.getName()));
         cmd.addAll(List.of(args));
         try {
-            process = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            process = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
