@@ -1,7 +1,6 @@
 package dev.depot.bench;
 
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.util.function.IntConsumer;
 
 /**
@@ -77,9 +76,5 @@ public final class DemoMain {
             err.print("\r" + label + " [" + "#".repeat(filled) + " ".repeat(width - filled) + "] " + done + "/" + total);
             err.flush();
         };
-    }
-
-    static boolean storeGone(String line) {
-        return !Files.exists(java.nio.file.Path.of(line.substring(line.indexOf(':') + 1).trim().split(" ")[0]));
     }
 }

@@ -61,7 +61,8 @@ final class Pipeline {
     }
 
     /** The figures of one mechanism: hand-off times in ns, throughput of the free-running phase. */
-    record Stats(double handoffP50, double handoffP99, double objectsPerSecond, double gibPerSecond) {
+    record Stats(double handoffP50, double handoffP99, double objectsPerSecond, double gibPerSecond,
+                 double createP50) {
     }
 
     private Pipeline() {
@@ -76,7 +77,8 @@ final class Pipeline {
             double create = ChildIo.summary(ChildIo.fields(producer.awaitLine("RESULT", 60)).get("create"))[1];
             producer.awaitExit(30);
             consumer.awaitExit(30);
-            return new Stats(s.handoffP50 + create, s.handoffP99 + create, s.objectsPerSecond, s.gibPerSecond);
+            return new Stats(s.handoffP50 + create, s.handoffP99 + create, s.objectsPerSecond, s.gibPerSecond,
+                create);
         }
     }
 
@@ -109,7 +111,8 @@ final class Pipeline {
                 Map<String, String> r = ChildIo.fields(line);
                 double[] h = ChildIo.summary(r.get("handoff"));
                 double seconds = Long.parseLong(r.get("nanos")) / 1e9;
-                return new Stats(h[1], h[2], plan.free / seconds, plan.free * plan.size / (double) Units.GIB / seconds);
+                return new Stats(h[1], h[2], plan.free / seconds, plan.free * plan.size / (double) Units.GIB / seconds,
+                    0);
             }
         }
     }

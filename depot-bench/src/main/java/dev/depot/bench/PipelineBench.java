@@ -45,6 +45,9 @@ final class PipelineBench implements Benchmark {
         m.put("size_bytes", plan.size());
         m.put("handoff_p50_us", s.handoffP50() / 1e3);
         m.put("handoff_p99_us", s.handoffP99() / 1e3);
+        if (s.createP50() > 0) {
+            m.put("create_p50_us", s.createP50() / 1e3);
+        }
         m.put("objects_per_s", s.objectsPerSecond());
         m.put("gib_per_s", s.gibPerSecond());
         return m;
