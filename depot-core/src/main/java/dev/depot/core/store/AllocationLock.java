@@ -5,6 +5,7 @@ import static dev.depot.core.store.StoreHeaderDescriptor.ALLOC_LOCK_OFFSET;
 import dev.depot.core.clients.ClientTable;
 import dev.depot.core.memory.Atomics;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The store-wide lock that serialises changes to the heap and to the index's membership (not lookups, pins or
@@ -12,6 +13,9 @@ import java.lang.foreign.MemorySegment;
  * holder died: after {@link #LIVENESS_CHECK_NANOS} of waiting it checks the owner's pid and start time, and
  * steals the lock from a dead owner with a CAS. A stolen lock means the protected state may be half-changed;
  * {@link #acquire} then returns {@code true} and the caller must rebuild it ({@link Recovery}).
+ *
+ * <p>All threads of a process take the lock as the same client, so a process-local lock orders them first:
+ * the lock word alone cannot tell two threads of one client apart.
  */
 public final class AllocationLock {
     static final long LIVENESS_CHECK_NANOS = 2_000_000L;
@@ -19,6 +23,8 @@ public final class AllocationLock {
 
     private final MemorySegment header;
     private final ClientTable clients;
+    /** Orders this process's threads, which share one client slot and so one lock-word value. */
+    private final ReentrantLock local = new ReentrantLock();
 
     public AllocationLock(MemorySegment header, ClientTable clients) {
         this.header = header;
@@ -33,6 +39,20 @@ public final class AllocationLock {
      * @return true when the lock was stolen from a dead holder and the protected state must be rebuilt
      */
     public boolean acquire(int me) {
+        if (local.isHeldByCurrentThread()) {
+            throw new IllegalStateException("allocator lock is already held by this thread (client " + me
+                + "): not reentrant");
+        }
+        local.lock();
+        try {
+            return acquireShared(me);
+        } catch (RuntimeException | Error e) {
+            local.unlock();
+            throw e;
+        }
+    }
+
+    private boolean acquireShared(int me) {
         long mine = me + 1L;
         int spins = 0;
         long waitStart = 0;
@@ -70,11 +90,23 @@ public final class AllocationLock {
 
     /** Releases the lock (release store: publishes everything done under it). */
     public void release(int me) {
-        long mine = me + 1L;
-        if (!Atomics.compareAndSetLong(header, ALLOC_LOCK_OFFSET, mine, 0)) {
-            throw new IllegalStateException("allocator lock released by client " + me + " but held by "
-                + (Atomics.getLongVolatile(header, ALLOC_LOCK_OFFSET) - 1));
+        if (!local.isHeldByCurrentThread()) {
+            throw new IllegalStateException("allocator lock released by a thread of client " + me + " that does not hold it");
         }
+        long mine = me + 1L;
+        try {
+            if (!Atomics.compareAndSetLong(header, ALLOC_LOCK_OFFSET, mine, 0)) {
+                throw new IllegalStateException("allocator lock released by client " + me + " but held by "
+                    + (Atomics.getLongVolatile(header, ALLOC_LOCK_OFFSET) - 1));
+            }
+        } finally {
+            local.unlock();
+        }
+    }
+
+    /** True when the calling thread holds the lock. */
+    public boolean isHeldByCurrentThread() {
+        return local.isHeldByCurrentThread();
     }
 
     /** The client holding the lock, or -1. */

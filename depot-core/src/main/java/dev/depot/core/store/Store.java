@@ -477,7 +477,7 @@ public final class Store implements AutoCloseable {
             }
         }
         long largest;
-        boolean held = lock.holder() == me;
+        boolean held = lock.isHeldByCurrentThread();
         if (!held) {
             lockAndRecover();
         }
