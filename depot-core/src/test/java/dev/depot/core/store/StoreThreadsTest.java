@@ -1,0 +1,64 @@
+package dev.depot.core.store;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.depot.core.testing.TestId;
+import dev.depot.errors.StoreFullException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Threads of one process share one client slot, and so one allocator-lock identity. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class StoreThreadsTest {
+    private static final int THREADS = 4;
+
+    @Test
+    void shouldLetThreadsOfOneProcessCreateAndDeleteConcurrently() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(THREADS);
+        try (var f = new StoreFixture(StoreLayout.forCapacity(1 << 20, 4, 256, 4096))) {
+            CyclicBarrier start = new CyclicBarrier(THREADS);
+            List<Future<Integer>> results = new ArrayList<>();
+            for (int t = 0; t < THREADS; t++) {
+                long seed = t;
+                results.add(pool.submit(() -> {
+                    var random = new SplittableRandom(seed);
+                    start.await();
+                    int done = 0;
+                    for (int i = 0; i < 1000; i++) {
+                        TestId id = TestId.random(random);
+                        try {
+                            long record = f.store.create(id.w0(), id.w1(), id.w2(), random.nextInt(2000), new byte[0],
+                                true, id.text());
+                            f.store.seal(record);
+                        } catch (StoreFullException e) {
+                            continue;
+                        }
+                        if (random.nextBoolean()) {
+                            f.store.delete(id.w0(), id.w1(), id.w2());
+                        }
+                        f.store.statistics();
+                        done++;
+                    }
+                    return done;
+                }));
+            }
+            int done = 0;
+            for (Future<Integer> r : results) {
+                done += r.get();
+            }
+            assertEquals(THREADS * 1000, done);
+            assertTrue(f.assertConsistent().evictionCount() > 0, "the heap was oversubscribed, so creates evicted");
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+}
