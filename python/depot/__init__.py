@@ -1,0 +1,31 @@
+"""Depot: a node-local shared-memory object store. This is its Python client (standard library only; NumPy
+optional for arrays).
+
+    import depot
+    with depot.connect() as client:              # $DEPOT_DIR, else /dev/shm/depot-$USER
+        oid = depot.ObjectId.of("example")
+        client.put(oid, b"hello")
+        with client.get(oid, timeout=1.0) as view:
+            assert bytes(view.data) == b"hello"
+
+See docs/PYTHON.md.
+"""
+
+from ._wire import VERSION_MAJOR, VERSION_MINOR
+from .arrays import decode_array_metadata, encode_array_metadata, is_array_metadata
+from .client import Client, connect, default_directory
+from .errors import (BadRequestError, DaemonNotRunningError, DepotError, NotSealedError, ObjectExistsError,
+                     ObjectMissingError, PermissionDeniedError, ProtocolError, ResourceLimitError, StoreFormatError,
+                     StoreFullError, StoreNotFoundError, VersionMismatchError, ViewReleasedError)
+from .ids import ObjectId
+from .objects import ObjectInfo, ObjectView, ObjectWriter, StoreStats
+
+PROTOCOL_VERSION = (VERSION_MAJOR, VERSION_MINOR)
+
+__all__ = [
+    "BadRequestError", "Client", "DaemonNotRunningError", "DepotError", "NotSealedError", "ObjectExistsError",
+    "ObjectId", "ObjectInfo", "ObjectMissingError", "ObjectView", "ObjectWriter", "PROTOCOL_VERSION",
+    "PermissionDeniedError", "ProtocolError", "ResourceLimitError", "StoreFormatError", "StoreFullError",
+    "StoreNotFoundError", "StoreStats", "VersionMismatchError", "ViewReleasedError", "connect",
+    "decode_array_metadata", "default_directory", "encode_array_metadata", "is_array_metadata",
+]

@@ -1,0 +1,167 @@
+"""What the client hands out: views of sealed objects, writers of new ones, and store figures."""
+
+import warnings
+from dataclasses import dataclass
+
+from .errors import ViewReleasedError
+
+
+class ObjectView:
+    """A sealed object, read in place: ``data`` is a read-only ``memoryview`` of shared memory, not a copy.
+
+    The daemon pins the object for this view (it cannot be deleted or evicted) until ``release()``, or until
+    the client closes or its process dies. Do not keep ``data`` (or slices of it) after releasing: the memory
+    may then hold another object. A context manager: leaving the ``with`` block releases.
+    """
+
+    __slots__ = ("_client", "id", "offset", "size", "metadata", "_data", "_released")
+
+    def __init__(self, client, oid, offset, size, metadata, data):
+        self._client = client
+        self.id = oid
+        #: offset of the data in the store file
+        self.offset = offset
+        self.size = size
+        #: the object's metadata (a copy, bytes)
+        self.metadata = metadata
+        self._data = data
+        self._released = False
+
+    @property
+    def data(self):
+        """The data: a read-only, zero-copy ``memoryview``."""
+        if self._released:
+            raise ViewReleasedError("view of object %s is released; get it again" % self.id)
+        return self._data
+
+    @property
+    def released(self):
+        return self._released
+
+    def to_bytes(self):
+        """A copy of the data."""
+        return bytes(self.data)
+
+    def release(self):
+        """Releases the pin. Harmless when already released."""
+        if self._released:
+            return
+        self._released = True
+        try:
+            self._data.release()
+        except BufferError:
+            warnings.warn("view of object %s released while buffers made from its data are still alive; they may "
+                          "now see other objects' bytes" % self.id, RuntimeWarning, stacklevel=2)
+        self._client._release(self)
+
+    def _detach(self):
+        """Hands the pin over to an array (get_array); the view itself no longer owns it."""
+        self._released = True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def __repr__(self):
+        return "ObjectView(%s, size=%d%s)" % (self.id, self.size, ", released" if self._released else "")
+
+
+class ObjectWriter:
+    """An object being created: fill ``data`` (a writable ``memoryview`` of shared memory), then ``seal()``.
+
+    A context manager: leaving the ``with`` block without sealing aborts the object and frees its space.
+    """
+
+    __slots__ = ("_client", "id", "offset", "size", "_data", "_state")
+
+    def __init__(self, client, oid, offset, size, data):
+        self._client = client
+        self.id = oid
+        self.offset = offset
+        self.size = size
+        self._data = data
+        self._state = "open"
+
+    @property
+    def data(self):
+        """The object's bytes, writable, zero-copy. Not usable after seal or abort."""
+        if self._state != "open":
+            raise ViewReleasedError("writer of object %s is %s; its data can no longer be written"
+                                    % (self.id, self._state))
+        return self._data
+
+    @property
+    def sealed(self):
+        return self._state == "sealed"
+
+    def seal(self):
+        """Makes the object immutable and visible to every process; wakes processes waiting for it."""
+        self.data  # raises unless open
+        self._close_data()
+        self._client._seal(self.id)
+        self._state = "sealed"
+        self._client._writer_done(self)
+
+    def abort(self):
+        """Discards the object and frees its space. Harmless after seal or abort."""
+        if self._state != "open":
+            return
+        self._state = "aborted"
+        self._close_data()
+        try:
+            self._client._abort(self.id)
+        finally:
+            self._client._writer_done(self)
+
+    def _close_data(self):
+        try:
+            self._data.release()
+        except BufferError:
+            warnings.warn("writer of object %s finished while buffers made from its data are still alive"
+                          % self.id, RuntimeWarning, stacklevel=3)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.abort()
+
+    def __repr__(self):
+        return "ObjectWriter(%s, size=%d, %s)" % (self.id, self.size, self._state)
+
+
+@dataclass(frozen=True)
+class StoreStats:
+    """Figures of the store (as Java's ``StoreStats``), plus what this connection holds."""
+
+    capacity_bytes: int
+    used_bytes: int
+    free_bytes: int
+    pinned_bytes: int
+    object_count: int
+    sealed_count: int
+    unsealed_bytes: int
+    client_count: int
+    eviction_count: int
+    evicted_bytes: int
+    largest_free_block: int
+    fragmentation: float
+    max_objects: int
+    daemon_pid: int
+    connection_pins: int
+    connection_writers: int
+
+
+@dataclass(frozen=True)
+class ObjectInfo:
+    """One object as listed by ``Client.list()``. Times are seconds since the epoch."""
+
+    id: object
+    state: str
+    data_size: int
+    metadata_size: int
+    pin_count: int
+    created: float
+    last_access: float
