@@ -175,6 +175,54 @@ public final class HeapAllocator {
         Atomics.putLongRelease(header, USED_BYTES_OFFSET, used);
     }
 
+    /**
+     * Walks every block and every free list and reports what is inconsistent (sizes that do not tile the
+     * heap, wrong previous sizes, free blocks missing from their bin, used bytes that do not add up). Under
+     * the lock; read-only.
+     */
+    public java.util.List<String> check() {
+        java.util.List<String> problems = new java.util.ArrayList<>();
+        long offset = 0;
+        long prev = 0;
+        long used = 0;
+        long freeBlocks = 0;
+        while (offset < heapLength) {
+            long raw = heap.get(ValueLayout.JAVA_LONG, offset + SIZE_OFFSET);
+            long size = raw & ~FREE_BIT;
+            if (size < ALIGNMENT || (size & (ALIGNMENT - 1)) != 0 || size > heapLength - offset) {
+                problems.add("heap block at " + offset + " has size " + size + " (heap " + heapLength + " bytes)");
+                return problems;
+            }
+            if (heap.get(ValueLayout.JAVA_LONG, offset + PREV_SIZE_OFFSET) != prev) {
+                problems.add("heap block at " + offset + " records previous size "
+                    + heap.get(ValueLayout.JAVA_LONG, offset + PREV_SIZE_OFFSET) + " but the previous block has " + prev);
+            }
+            if ((raw & FREE_BIT) != 0) {
+                freeBlocks++;
+            } else {
+                used += size;
+            }
+            prev = size;
+            offset += size;
+        }
+        long listed = 0;
+        for (int b = 0; b < FREE_BINS; b++) {
+            for (long f = head(b); f != NONE; f = nextFree(f)) {
+                if (f < 0 || f >= heapLength || !isFree(f) || binOf(blockSize(f)) != b || ++listed > freeBlocks) {
+                    problems.add("free list " + b + " is corrupt at block " + f);
+                    break;
+                }
+            }
+        }
+        if (listed != freeBlocks) {
+            problems.add("free lists hold " + listed + " blocks but the heap has " + freeBlocks + " free blocks");
+        }
+        if (used != usedBytes()) {
+            problems.add("used bytes say " + usedBytes() + " but allocated blocks add up to " + used);
+        }
+        return problems;
+    }
+
     private void addUsed(long delta) {
         Atomics.putLongRelease(header, USED_BYTES_OFFSET, Atomics.getLongPlain(header, USED_BYTES_OFFSET) + delta);
     }
