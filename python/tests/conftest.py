@@ -1,0 +1,164 @@
+"""Fixtures: a store directory under /dev/shm and a Java daemon serving it, both always cleaned up."""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import uuid
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PYTHON_DIR = os.path.join(REPO, "python")
+MODULES = ("depot-core", "depot-client", "depot-server")
+DEFAULT_JDK = "/usr/lib/jvm/temurin-25-jdk-amd64"
+CAPACITY = 64 << 20
+
+
+def _jdk_major(home):
+    try:
+        with open(os.path.join(home, "release")) as f:
+            m = re.search(r'JAVA_VERSION="(\d+)', f.read())
+        return int(m.group(1)) if m else 0
+    except OSError:
+        return 0
+
+
+def java_executable():
+    """$JAVA_HOME if it is 25 or newer, else the default JDK 25; None when neither is there."""
+    for home in (os.environ.get("JAVA_HOME"), DEFAULT_JDK):
+        if home and _jdk_major(home) >= 25 and os.access(os.path.join(home, "bin", "java"), os.X_OK):
+            return os.path.join(home, "bin", "java")
+    return None
+
+
+def class_path():
+    """The modules' target/classes directories; None when they are not built."""
+    dirs = [os.path.join(REPO, m, "target", "classes") for m in MODULES]
+    probes = ["dev/depot/core/store/Store.class", "dev/depot/client/DepotClient.class",
+              "dev/depot/server/DaemonMain.class"]
+    if all(os.path.isfile(os.path.join(d, p)) for d, p in zip(dirs, probes)):
+        return os.pathsep.join(dirs)
+    return None
+
+
+def java_command(main, *args):
+    java = java_executable()
+    if java is None:
+        pytest.skip("no JDK 25: set JAVA_HOME to one or install %s" % DEFAULT_JDK)
+    cp = class_path()
+    if cp is None:
+        pytest.skip("the Java modules are not built: run `mvn -B -o install -DskipTests -pl %s`" % ",".join(MODULES))
+    return [java, "--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-cp", cp, main] + [str(a) for a in args]
+
+
+def child_env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = PYTHON_DIR + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+class Child:
+    """A child process whose stdout lines can be awaited; killed and reaped on close."""
+
+    def __init__(self, cmd):
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, env=child_env(),
+                                     text=True)
+        self._lines = []
+        self._cond = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            with self._cond:
+                self._lines.append(line.rstrip("\n"))
+                self._cond.notify_all()
+        with self._cond:
+            self._lines.append(None)
+            self._cond.notify_all()
+
+    def await_line(self, prefix, timeout=30):
+        with self._cond:
+            def found():
+                return any(l is None or l.startswith(prefix) for l in self._lines)
+            if not self._cond.wait_for(found, timeout):
+                raise AssertionError("child %d printed no line starting with %r within %s s (lines: %r)"
+                                     % (self.proc.pid, prefix, timeout, self._lines))
+            for i, l in enumerate(self._lines):
+                if l is None:
+                    raise AssertionError("child %d exited (status %s) before printing %r; it printed %r"
+                                         % (self.proc.pid, self.proc.wait(), prefix, self._lines[:i]))
+                if l.startswith(prefix):
+                    del self._lines[:i + 1]
+                    return l
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=30)
+
+    def close(self):
+        self.kill()
+        self._reader.join(timeout=5)
+        self.proc.stdout.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def python_child(code, *args):
+    return Child([sys.executable, "-c", code] + [str(a) for a in args])
+
+
+class Daemon:
+    def __init__(self, directory, child):
+        self.dir = directory
+        self.child = child
+
+    def stop(self):
+        """SIGTERM (clean stop: the socket goes), then reap; SIGKILL if it does not stop."""
+        proc = self.child.proc
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                pass
+        self.child.close()
+
+
+@pytest.fixture
+def store_dir():
+    path = os.path.join("/dev/shm", "depot-test-" + uuid.uuid4().hex)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def daemon(store_dir):
+    cmd = java_command("dev.depot.server.DaemonMain", "--dir", store_dir, "--capacity", CAPACITY)
+    d = Daemon(store_dir, Child(cmd))
+    try:
+        d.child.await_line("depot: serving", timeout=60)
+        yield d
+    finally:
+        d.stop()
+
+
+@pytest.fixture
+def client(daemon):
+    import depot
+    c = depot.connect(daemon.dir)
+    try:
+        yield c
+    finally:
+        c.close()
