@@ -17,7 +17,6 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 
@@ -27,7 +26,8 @@ import java.nio.file.attribute.PosixFilePermissions;
  *
  * <p>Creation writes the file under a temporary name, reserves all of it with {@code posix_fallocate} (so a
  * full /dev/shm fails here, clearly, and never later as SIGBUS), writes the header with the major version
- * last (release), and renames it into place: an opener sees either no store or a complete one.
+ * last (release), and links it into place: an opener sees either no store or a complete one, and of two
+ * racing creators exactly one wins (the other gets {@link FileAlreadyExistsException}).
  */
 public final class StoreFile implements AutoCloseable {
     public static final String FILE_NAME = "store.depot";
@@ -60,7 +60,8 @@ public final class StoreFile implements AutoCloseable {
         if (Files.exists(target)) {
             throw new FileAlreadyExistsException(target.toString());
         }
-        Path tmp = dir.resolve(FILE_NAME + ".tmp-" + ProcessHandle.current().pid());
+        // One name per creating thread: concurrent creators must not share (or delete) each other's file.
+        Path tmp = dir.resolve(FILE_NAME + ".tmp-" + ProcessHandle.current().pid() + "-" + Thread.currentThread().threadId());
         Files.deleteIfExists(tmp);
         int errno = Native.createReserved(tmp, layout.fileLength());
         if (errno != 0) {
@@ -87,12 +88,15 @@ public final class StoreFile implements AutoCloseable {
         // Publishes every header field above: an opener that reads a non-zero major version sees them all.
         Atomics.putIntRelease(h, MAJOR_VERSION_OFFSET, MAJOR_VERSION);
         try {
-            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+            // link(2), not rename(2): it fails when another creator published a store first, where a rename
+            // would silently replace that store under the clients that already have it open.
+            Files.createLink(target, tmp);
         } catch (IOException e) {
             file.close();
             Files.deleteIfExists(tmp);
             throw e;
         }
+        Files.delete(tmp);
         return new StoreFile(target, file.arena, file.mapping, layout);
     }
 
