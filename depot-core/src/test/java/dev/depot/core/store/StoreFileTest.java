@@ -221,6 +221,41 @@ class StoreFileTest {
         }
     }
 
+    @Test
+    void shouldLetExactlyOneOfManyRacingCreatorsWin() throws Exception {
+        int racers = 8;
+        var pool = java.util.concurrent.Executors.newFixedThreadPool(racers);
+        try (ShmDir dir = new ShmDir()) {
+            var start = new java.util.concurrent.CyclicBarrier(racers);
+            var results = new java.util.ArrayList<java.util.concurrent.Future<StoreFile>>();
+            for (int i = 0; i < racers; i++) {
+                results.add(pool.submit(() -> {
+                    start.await();
+                    try {
+                        return StoreFile.create(dir.path(), SMALL);
+                    } catch (FileAlreadyExistsException lost) {
+                        return null;
+                    }
+                }));
+            }
+            int winners = 0;
+            for (var r : results) {
+                StoreFile f = r.get();
+                if (f != null) {
+                    winners++;
+                    f.close();
+                }
+            }
+            assertEquals(1, winners, "one store, never replaced by a later creator");
+            try (Stream<Path> files = Files.list(dir.path())) {
+                assertEquals(java.util.List.of(StoreFile.fileIn(dir.path())), files.toList());
+            }
+            StoreFile.open(dir.path()).close();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     private static int run(String... command) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         try {
