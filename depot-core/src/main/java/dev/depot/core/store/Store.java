@@ -172,6 +172,10 @@ public final class Store implements AutoCloseable {
                 throw new ObjectExistsException("object " + idText + " exists already; ids are write-once: delete it"
                     + " first or use another id");
             }
+            if (evict && Atomics.getLongPlain(header, OBJECT_COUNT_OFFSET) >= layout.maxObjects()) {
+                // A full index is a full store too: make room by evicting the least recently used object.
+                new Eviction(this).evictBytes(1);
+            }
             if (Atomics.getLongPlain(header, OBJECT_COUNT_OFFSET) >= layout.maxObjects()) {
                 throw new StoreFullException("cannot create object " + idText + ": the index holds "
                     + layout.maxObjects() + " objects, its maximum; delete objects or recreate the store with"
