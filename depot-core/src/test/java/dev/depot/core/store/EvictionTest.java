@@ -109,4 +109,21 @@ class EvictionTest {
             assertEquals(BLOCK_1000, f.store.evict(Long.MAX_VALUE));
         }
     }
+    @Test
+    void shouldEvictTheLeastRecentlyUsedObjectWhenTheIndexIsFull() {
+        try (var f = new StoreFixture(StoreLayout.forCapacity(StoreFixture.CAPACITY, 4, 8, 16))) {
+            long[] times = new long[12];
+            for (int i = 0; i < times.length; i++) {
+                times[i] = i == 5 ? 1000 : 2000 + i;
+            }
+            List<TestId> ids = putWithAccessTimes(f, 10, times);
+            TestId id = f.newId();
+            f.store.seal(f.store.create(id.w0(), id.w1(), id.w2(), 10, new byte[0], true, id.text()));
+            for (int i = 0; i < ids.size(); i++) {
+                assertEquals(i != 5, present(f, ids.get(i)), "object " + i);
+            }
+            assertTrue(present(f, id));
+            assertEquals(1, f.assertConsistent().evictionCount());
+        }
+    }
 }
