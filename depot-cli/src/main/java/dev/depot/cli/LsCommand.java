@@ -1,0 +1,97 @@
+package dev.depot.cli;
+
+import dev.depot.client.DepotClient;
+import dev.depot.client.ObjectInfo;
+import java.io.PrintStream;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * {@code depot ls}: every object in the store, oldest first: a table, or with {@code --json} one JSON array
+ * holding one object per element (each on its own line).
+ */
+final class LsCommand implements Command {
+    private static final String ROW = "%-40s  %10s  %-14s  %4s  %-20s  %-20s%n";
+
+    @Override
+    public String name() {
+        return "ls";
+    }
+
+    @Override
+    public String synopsis() {
+        return "[--json]";
+    }
+
+    @Override
+    public String summary() {
+        return "list the objects in the store";
+    }
+
+    @Override
+    public String details() {
+        return """
+            The table shows id, size, state (sealed, creating, delete_pending, deleting), pins (views open on
+            the object), creation and last access time (UTC). --json prints one JSON array, one element per line:
+            {"id", "size_bytes", "metadata_bytes", "state", "pins", "created", "last_access"}
+            with times as ISO-8601 strings in UTC.
+            """;
+    }
+
+    @Override
+    public List<Args.Option> options() {
+        return List.of(new Args.Option("--json", null, null, "print a JSON array instead of a table"));
+    }
+
+    @Override
+    public int run(Context ctx) {
+        ctx.args().expectPositionals(0, 0, "no arguments");
+        List<ObjectInfo> objects;
+        try (DepotClient depot = DepotClient.open(ctx.dir())) {
+            objects = new ArrayList<>(depot.list());
+        }
+        objects.sort(Comparator.comparing(ObjectInfo::created).thenComparing(o -> o.id().toHex()));
+        if (ctx.args().has("--json")) {
+            printJson(ctx.out(), objects);
+        } else {
+            printTable(ctx.out(), objects);
+        }
+        return 0;
+    }
+
+    private static void printTable(PrintStream out, List<ObjectInfo> objects) {
+        out.printf(ROW, "ID", "SIZE", "STATE", "PINS", "CREATED", "LAST ACCESS");
+        for (ObjectInfo o : objects) {
+            out.printf(ROW, o.id().toHex(), Size.format(o.dataSize()), state(o), o.pinCount(),
+                time(o.created()), time(o.lastAccess()));
+        }
+    }
+
+    private static void printJson(PrintStream out, List<ObjectInfo> objects) {
+        JsonWriter json = new JsonWriter(true).beginArray();
+        for (ObjectInfo o : objects) {
+            json.beginObject()
+                .name("id").value(o.id().toHex())
+                .name("size_bytes").value(o.dataSize())
+                .name("metadata_bytes").value(o.metadataSize())
+                .name("state").value(state(o))
+                .name("pins").value(o.pinCount())
+                .name("created").value(o.created().toString())
+                .name("last_access").value(o.lastAccess().toString())
+                .endObject();
+        }
+        out.println(json.endArray());
+    }
+
+    private static String state(ObjectInfo o) {
+        return o.state().name().toLowerCase(Locale.ROOT);
+    }
+
+    private static String time(Instant t) {
+        return t.getEpochSecond() == 0 && t.getNano() == 0 ? "-" : t.truncatedTo(ChronoUnit.SECONDS).toString();
+    }
+}
