@@ -75,8 +75,10 @@ public final class Recovery {
             long dataLength = index.dataLength(slot);
             int metadataLength = index.metadataLength(slot);
             long size = HeapBlockDescriptor.blockSizeFor(dataLength, metadataLength);
+            // dataLength is checked against the heap before size is trusted: a huge one overflows the sum.
             if (block < 0 || (block & (HeapBlockDescriptor.ALIGNMENT - 1)) != 0 || dataLength < 0
-                || metadataLength < 0 || metadataLength > Store.MAX_METADATA_LENGTH || size > heapLength - block) {
+                || dataLength > heapLength || metadataLength < 0 || metadataLength > Store.MAX_METADATA_LENGTH
+                || size > heapLength - block) {
                 problems.add("index slot " + slot + ": block offset " + block + " data " + dataLength + " metadata "
                     + metadataLength + " does not fit the heap of " + heapLength + " bytes; entry dropped");
                 index.putStateWordRelease(slot, stateWord(generation(sw), 0, EntryState.TOMBSTONE));
