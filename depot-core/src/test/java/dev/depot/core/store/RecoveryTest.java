@@ -127,6 +127,25 @@ class RecoveryTest {
     }
 
     @Test
+    void shouldDropAnEntryWhoseDataLengthWouldOverflowTheBlockSize() {
+        try (var f = new StoreFixture()) {
+            TestId kept = f.newId();
+            f.put(kept, 100);
+            long record = f.put(f.newId(), 100);
+            long huge = Long.MAX_VALUE - 100;
+            f.store.file.index().set(ValueLayout.JAVA_LONG,
+                entryOffset(slot(record)) + dev.depot.core.index.IndexEntryDescriptor.DATA_LENGTH_OFFSET, huge);
+            List<String> problems = f.store.recover();
+            assertEquals(1, problems.size(), problems.toString());
+            assertTrue(problems.getFirst().startsWith("index slot " + slot(record) + ": block offset "), problems.getFirst());
+            assertFalse(f.stateOf(record).isLive());
+            assertEquals(-1, f.store.lock.holder(), "the lock is free again");
+            assertEquals(1, f.assertConsistent().objectCount());
+            assertNotNull(f.pin(kept));
+        }
+    }
+
+    @Test
     void shouldDropOneOfTwoEntriesWhoseBlocksOverlap() {
         try (var f = new StoreFixture()) {
             long a = f.put(f.newId(), 100);
