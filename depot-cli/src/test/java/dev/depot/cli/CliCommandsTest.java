@@ -1,0 +1,311 @@
+package dev.depot.cli;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.depot.client.ObjectId;
+import dev.depot.client.testing.TempStore;
+import dev.depot.server.DepotServer;
+import dev.depot.server.ServerConfig;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The client commands, run in this JVM against a daemon started by the test. */
+class CliCommandsTest {
+    private static final long CAPACITY = 8 << 20;
+
+    private final TempStore temp = new TempStore();
+    private DepotServer server;
+    private CliRunner depot;
+
+    @TempDir
+    Path files;
+
+    @BeforeEach
+    void startStore() {
+        server = DepotServer.start(ServerConfig.defaults().withDirectory(temp.dir()).withCapacity(CAPACITY)
+            .withControlSocket(false), msg -> { });
+        depot = new CliRunner(temp.dir());
+    }
+
+    @AfterEach
+    void stopStore() {
+        try {
+            if (server != null) {
+                server.close();
+            }
+        } finally {
+            temp.close();
+        }
+    }
+
+    private static byte[] randomBytes(int n, long seed) {
+        byte[] b = new byte[n];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    private String put(byte[] data, String... options) {
+        CliRunner.Result r = depot.runWithInput(data, concat("put", options));
+        assertEquals(0, r.status(), r::toString);
+        return r.stdout().strip();
+    }
+
+    private static String[] concat(String first, String... rest) {
+        String[] all = new String[rest.length + 1];
+        all[0] = first;
+        System.arraycopy(rest, 0, all, 1, rest.length);
+        return all;
+    }
+
+    @Test
+    void shouldRoundTripStdinToStdout() {
+        byte[] data = new byte[256 * 3];
+        for (int i = 0; i < data.length; i++) {
+            data[i] = (byte) i;
+        }
+        String id = put(data);
+        assertTrue(id.matches("[0-9a-f]{40}"), id);
+        CliRunner.Result got = depot.run("get", id);
+        assertEquals(0, got.status(), got::toString);
+        assertArrayEquals(data, got.stdoutBytes());
+        assertEquals("", got.stderr());
+    }
+
+    @Test
+    void shouldRoundTripFilesLargerThanOneChunk() throws IOException {
+        byte[] data = randomBytes(3 * PutCommand.CHUNK + 17, 7);
+        Path in = Files.write(files.resolve("in.bin"), data);
+        Path out = files.resolve("out.bin");
+        CliRunner.Result put = depot.run("put", in.toString());
+        assertEquals(0, put.status(), put::toString);
+        String id = put.stdout().strip();
+        CliRunner.Result get = depot.run("get", id, "-o", out.toString());
+        assertEquals(0, get.status(), get::toString);
+        assertEquals(0, get.stdoutBytes().length);
+        assertArrayEquals(data, Files.readAllBytes(out));
+        assertArrayEquals(data, depot.run("get", id).stdoutBytes());
+    }
+
+    @Test
+    void shouldStoreAnEmptyObject() {
+        String id = put(new byte[0]);
+        CliRunner.Result got = depot.run("get", id);
+        assertEquals(0, got.status(), got::toString);
+        assertEquals(0, got.stdoutBytes().length);
+    }
+
+    @Test
+    void shouldUseTheIdDerivedFromANameAndKeepMetadata() {
+        String id = put("hello".getBytes(StandardCharsets.UTF_8), "--name", "greeting", "--meta", "lang=en");
+        assertEquals(ObjectId.of("greeting").toHex(), id);
+        assertEquals("hello", depot.run("get", "--name", "greeting").stdout());
+        Map<String, Object> info = JsonParser.parseArrayOfObjects(depot.run("ls", "--json").stdout()).getFirst();
+        assertEquals(7L, info.get("metadata_bytes"));
+    }
+
+    @Test
+    void shouldUseAnExplicitHexId() {
+        String hex = ObjectId.random().toHex();
+        assertEquals(hex, put(new byte[] {1}, "--id", hex));
+        assertArrayEquals(new byte[] {1}, depot.run("get", hex).stdoutBytes());
+    }
+
+    @Test
+    void shouldListObjectsAsOneJsonArray() {
+        String a = put(new byte[100]);
+        String b = put(new byte[2000]);
+        CliRunner.Result r = depot.run("ls", "--json");
+        assertEquals(0, r.status(), r::toString);
+        List<Map<String, Object>> objects = JsonParser.parseArrayOfObjects(r.stdout());
+        assertEquals(2, objects.size());
+        for (Map<String, Object> o : objects) {
+            assertEquals(List.of("id", "size_bytes", "metadata_bytes", "state", "pins", "created", "last_access"),
+                List.copyOf(o.keySet()));
+            assertEquals("sealed", o.get("state"));
+            assertEquals(0L, o.get("pins"));
+        }
+        Map<String, Long> sizes = Map.of((String) objects.get(0).get("id"), (Long) objects.get(0).get("size_bytes"),
+            (String) objects.get(1).get("id"), (Long) objects.get(1).get("size_bytes"));
+        assertEquals(Map.of(a, 100L, b, 2000L), sizes);
+    }
+
+    @Test
+    void shouldListAnEmptyStoreAsAnEmptyArray() {
+        assertEquals(List.of(), JsonParser.parse(depot.run("ls", "--json").stdout()));
+    }
+
+    @Test
+    void shouldListObjectsAsATable() {
+        String id = put(new byte[64 << 10]);
+        CliRunner.Result r = depot.run("ls");
+        assertEquals(0, r.status(), r::toString);
+        List<String> lines = r.stdout().lines().toList();
+        assertEquals(2, lines.size(), r::toString);
+        assertTrue(lines.get(0).startsWith("ID"), lines.get(0));
+        assertTrue(lines.get(1).startsWith(id) && lines.get(1).contains("64.0 KiB") && lines.get(1).contains("sealed"),
+            lines.get(1));
+    }
+
+    @Test
+    void shouldPrintStatsAsOneJsonObjectWithEveryKey() {
+        put(new byte[1000]);
+        CliRunner.Result r = depot.run("stat", "--json");
+        assertEquals(0, r.status(), r::toString);
+        assertEquals(1, r.stdout().strip().lines().count());
+        Map<String, Object> s = JsonParser.parseObject(r.stdout());
+        for (String key : List.of("capacity_bytes", "used_bytes", "free_bytes", "pinned_bytes", "object_count",
+            "client_count", "eviction_count", "unsealed_bytes", "largest_free_block", "fragmentation", "daemon_pid",
+            "sealed_count", "max_objects", "evicted_bytes", "directory")) {
+            assertTrue(s.containsKey(key), () -> "no " + key + " in " + s);
+        }
+        assertEquals(CAPACITY, s.get("capacity_bytes"));
+        assertEquals(1L, s.get("object_count"));
+        assertEquals(ProcessHandle.current().pid(), s.get("daemon_pid"));
+        assertEquals(temp.dir().toString(), s.get("directory"));
+        assertEquals(CAPACITY, (Long) s.get("used_bytes") + (Long) s.get("free_bytes"));
+    }
+
+    @Test
+    void shouldPrintAHumanSummary() {
+        CliRunner.Result r = depot.run("stat");
+        assertEquals(0, r.status(), r::toString);
+        assertTrue(r.stdout().contains("capacity    8.0 MiB"), r::toString);
+        assertTrue(r.stdout().contains("pid " + ProcessHandle.current().pid()), r::toString);
+    }
+
+    @Test
+    void shouldRemoveObjectsByIdAndName() {
+        String a = put(new byte[10]);
+        put(new byte[10], "--name", "b");
+        CliRunner.Result r = depot.run("rm", a, "--name", "b");
+        assertEquals(0, r.status(), r::toString);
+        assertEquals(3, depot.run("get", a).status());
+        assertEquals(List.of(), JsonParser.parse(depot.run("ls", "--json").stdout()));
+    }
+
+    @Test
+    void shouldRemoveTheOthersAndExit3WhenAnObjectIsMissing() {
+        String a = put(new byte[10]);
+        String missing = ObjectId.random().toHex();
+        CliRunner.Result r = depot.run("rm", missing, a);
+        assertEquals(3, r.status(), r::toString);
+        assertTrue(r.stderr().startsWith("depot: object " + missing + " does not exist"), r::toString);
+        assertEquals(3, depot.run("get", a).status());
+    }
+
+    @Test
+    void shouldEvictUnpinnedObjects() {
+        put(new byte[100 << 10]);
+        put(new byte[100 << 10]);
+        CliRunner.Result r = depot.run("evict", "64k");
+        assertEquals(0, r.status(), r::toString);
+        assertTrue(r.stdout().matches("evicted \\d+ bytes \\(.*\\)\\R"), r::toString);
+        long freed = Long.parseLong(r.stdout().split(" ")[1]);
+        assertTrue(freed >= 64 << 10, r::toString);
+        Map<String, Object> s = JsonParser.parseObject(depot.run("stat", "--json").stdout());
+        assertEquals(1L, s.get("object_count"));
+        assertTrue((Long) s.get("eviction_count") >= 1, s::toString);
+    }
+
+    @Test
+    void shouldExit3WhenTheObjectIsMissing() {
+        String id = ObjectId.random().toHex();
+        CliRunner.Result r = depot.run("get", id);
+        assertEquals(3, r.status(), r::toString);
+        assertTrue(r.stderr().startsWith("depot: object " + id + " does not exist"), r::toString);
+        assertTrue(r.stderr().contains("depot ls"), r::toString);
+        assertEquals(1, r.stderr().lines().count(), r::toString);
+        assertEquals(3, depot.run("get", id, "--timeout", "20").status());
+    }
+
+    @Test
+    void shouldExit4WhenTheObjectDoesNotFit() {
+        byte[] big = new byte[(int) CAPACITY + 1];
+        CliRunner.Result r = depot.runWithInput(big, "put");
+        assertEquals(4, r.status(), r::toString);
+        assertTrue(r.stderr().startsWith("depot: ") && r.stderr().contains("raise --capacity"), r::toString);
+        put(new byte[6 << 20]);
+        CliRunner.Result noEvict = depot.runWithInput(new byte[4 << 20], "put", "--no-evict");
+        assertEquals(4, noEvict.status(), noEvict::toString);
+    }
+
+    @Test
+    void shouldExit1WhenTheIdExistsAlready() {
+        String id = put(new byte[1]);
+        CliRunner.Result r = depot.runWithInput(new byte[1], "put", "--id", id);
+        assertEquals(1, r.status(), r::toString);
+        assertTrue(r.stderr().startsWith("depot: object " + id + " exists already"), r::toString);
+    }
+
+    @Test
+    void shouldExit2OnUsageErrorsWithAShortUsage() {
+        for (String[] argv : List.of(new String[] {"frobnicate"}, new String[] {"get"}, new String[] {"get", "xyz"},
+            new String[] {"ls", "--bogus"}, new String[] {"put", "--id", "00", "--name", "n"},
+            new String[] {"evict"}, new String[] {"evict", "lots"}, new String[] {"rm"},
+            new String[] {"get", "--timeout"}, new String[] {"serve", "--max-clients", "1"},
+            new String[] {"serve", "--max-objects", "0"}, new String[] {"serve", "--capacity", "1k"})) {
+            CliRunner.Result r = depot.run(argv);
+            assertEquals(2, r.status(), () -> String.join(" ", argv) + ": " + r);
+            assertTrue(r.stderr().startsWith("depot: "), r::toString);
+            assertTrue(r.stderr().contains("usage: depot"), r::toString);
+        }
+        CliRunner.Result none = CliRunner.runExactly(new byte[0]);
+        assertEquals(2, none.status(), none::toString);
+        assertTrue(none.stderr().startsWith("depot: no command given"), none::toString);
+    }
+
+    @Test
+    void shouldPrintHelpForEveryCommand() {
+        CliRunner.Result top = depot.run("--help");
+        assertEquals(0, top.status());
+        for (Command c : Main.COMMANDS) {
+            assertTrue(top.stdout().contains("  " + c.name() + " "), c.name());
+            CliRunner.Result r = depot.run(c.name(), "--help");
+            assertEquals(0, r.status(), r::toString);
+            assertTrue(r.stdout().startsWith("usage: depot " + c.name()), r::toString);
+            assertEquals(r.stdout(), depot.run("help", c.name()).stdout());
+        }
+    }
+
+    @Test
+    void shouldAcceptDirAfterTheCommandName() {
+        put(new byte[5]);
+        CliRunner.Result r = CliRunner.runExactly(new byte[0], "stat", "--json", "--dir", temp.dir().toString());
+        assertEquals(0, r.status(), r::toString);
+        assertEquals(1L, JsonParser.parseObject(r.stdout()).get("object_count"));
+        CliRunner.Result eq = CliRunner.runExactly(new byte[0], "--dir=" + temp.dir(), "ls", "--json");
+        assertEquals(1, JsonParser.parseArrayOfObjects(eq.stdout()).size(), eq::toString);
+    }
+
+    @Test
+    void shouldExit1WithAHintWhenThereIsNoStore() {
+        try (TempStore none = new TempStore()) {
+            for (String cmd : List.of("ls", "stat", "put")) {
+                CliRunner.Result r = new CliRunner(none.dir()).run(cmd);
+                assertEquals(1, r.status(), r::toString);
+                assertTrue(r.stderr().startsWith("depot: no store at " + none.dir() + ": start one with `depot serve"),
+                    r::toString);
+                assertEquals(1, r.stderr().lines().count(), r::toString);
+            }
+        }
+    }
+
+    @Test
+    void shouldRefuseToServeAStoreThatADaemonServes() {
+        CliRunner.Result r = depot.run("serve");
+        assertEquals(1, r.status(), r::toString);
+        assertTrue(r.stderr().startsWith("depot: a daemon (pid " + ProcessHandle.current().pid() + ") already serves"),
+            r::toString);
+    }
+}
