@@ -3,6 +3,8 @@ package dev.depot.bench;
 import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectId;
 import dev.depot.client.ObjectWriter;
+import dev.depot.core.memory.Atomics;
+import dev.depot.core.store.StoreHeaderDescriptor;
 import dev.depot.errors.StoreFullException;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -27,7 +29,6 @@ final class AllocBench implements Benchmark {
     private static final long MAX_SIZE = 64 * Units.MIB;
     private static final double FILL = 0.9;
     private static final double TARGET_USABLE = 0.85;
-    private static final byte[] NO_METADATA = new byte[0];
     private static final MethodHandle MALLOC;
     private static final MethodHandle FREE;
 
@@ -106,26 +107,19 @@ final class AllocBench implements Benchmark {
                 swapRemove(lengths, k);
             }
             ObjectId id = all[i];
-            ObjectWriter w = null;
-            try {
-                w = client.create(id, sizes[i], NO_METADATA, DepotClient.CreateOption.NO_EVICT);
-            } catch (StoreFullException full) {
-                fragmented++;
-                // Fragmentation: the live data fits but no free block is large enough. Let the store evict.
-                try {
-                    w = client.create(id, sizes[i]);
-                } catch (StoreFullException e) {
-                    failed++;
-                }
-                live = forgetEvicted(client, ids, lengths);
-            }
-            if (w != null) {
-                try (ObjectWriter sealed = w) {
-                    sealed.seal();
-                }
+            long evictions = evictionCount(client);
+            try (ObjectWriter w = client.create(id, sizes[i])) {
+                w.seal();
                 ids.add(id);
                 lengths.add(sizes[i]);
                 live += sizes[i];
+            } catch (StoreFullException e) {
+                failed++;
+            }
+            if (evictionCount(client) != evictions) {
+                // Fragmentation: the live data fitted but no free block was large enough, so the store evicted.
+                fragmented++;
+                live = forgetEvicted(client, ids, lengths);
             }
             if (filled) {
                 usableSum += live / (double) capacity;
@@ -141,6 +135,11 @@ final class AllocBench implements Benchmark {
         figures.put("failed_creates", failed);
         figures.put("ops_per_s", opsPerSecond);
         return opsPerSecond;
+    }
+
+    /** The store's eviction counter, read from its header (the full {@code stats()} scans the index). */
+    private static long evictionCount(DepotClient client) {
+        return Atomics.getLongVolatile(client.store().header(), StoreHeaderDescriptor.EVICTION_COUNT_OFFSET);
     }
 
     /** Drops ids the store evicted; returns the live bytes left. */

@@ -20,6 +20,9 @@ import java.util.concurrent.TimeUnit;
  * stdout; its stderr is ours. {@link #close} kills it (SIGKILL) if it still runs and reaps it, always.
  */
 final class Child implements AutoCloseable {
+    /** Extra JVM options for every child, e.g. {@code -XX:StartFlightRecording} to profile them. */
+    static final String EXTRA_OPTIONS_ENV = "DEPOT_BENCH_CHILD_OPTS";
+
     private final String role;
     private final Process process;
     private final Writer stdin;
@@ -49,6 +52,10 @@ final class Child implements AutoCloseable {
         cmd.add("-Xms16m");
         cmd.add("-Xmx" + heapMiB + "m");
         cmd.add("-XX:+UseSerialGC");
+        String extra = System.getenv(EXTRA_OPTIONS_ENV);
+        if (extra != null && !extra.isBlank()) {
+            cmd.addAll(List.of(extra.trim().split("\\s+")));
+        }
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(ChildMain.class.getName());

@@ -156,8 +156,10 @@ final class Pipeline {
                         create.record(System.nanoTime() - t0);
                     }
                     MemorySegment d = w.data();
-                    for (long j = 0; j < plan.doubles(); j++) {
-                        d.setAtIndex(ValueLayout.JAVA_DOUBLE, j + 1, j);
+                    MemorySegment body = d.asSlice(Long.BYTES);
+                    int n = (int) plan.doubles();
+                    for (int j = 0; j < n; j++) {
+                        body.setAtIndex(ValueLayout.JAVA_DOUBLE, j, j);
                     }
                     d.set(ValueLayout.JAVA_LONG, 0, System.nanoTime());
                     w.seal();
@@ -204,9 +206,11 @@ final class Pipeline {
                     if (i >= plan.warm && i < lock) {
                         handoff.record(now - d.get(ValueLayout.JAVA_LONG, 0));
                     }
+                    MemorySegment body = d.asSlice(Long.BYTES);
+                    int n = (int) plan.doubles();
                     double sum = 0;
-                    for (long j = 0; j < plan.doubles(); j++) {
-                        sum += d.getAtIndex(ValueLayout.JAVA_DOUBLE, j + 1);
+                    for (int j = 0; j < n; j++) {
+                        sum += body.getAtIndex(ValueLayout.JAVA_DOUBLE, j);
                     }
                     check(sum, plan, i);
                 }
