@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.depot.core.testing.DescriptorCoverage;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.StructLayout;
 import org.junit.jupiter.api.Test;
@@ -27,6 +28,11 @@ class ClientTableDescriptorTest {
             JAVA_LONG.withName("registeredAt"),
             MemoryLayout.paddingLayout(128 - fixed.byteSize()),
             MemoryLayout.sequenceLayout(pins, JAVA_LONG).withName("pinRecords"));
+    }
+
+    @Test
+    void shouldDeclareEveryOffsetConstantInTheStruct() throws IllegalAccessException {
+        DescriptorCoverage.assertEveryOffsetIsAMember(ClientTableDescriptor.class, slot(4));
     }
 
     @Test

@@ -5,21 +5,27 @@ import static java.lang.foreign.MemoryLayout.PathElement.groupElement;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.depot.core.testing.DescriptorCoverage;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.StructLayout;
 import org.junit.jupiter.api.Test;
 
 class HeapBlockDescriptorTest {
     static final StructLayout BLOCK_HEADER = MemoryLayout.structLayout(
-        JAVA_LONG.withName("sizeAndFlags"),
+        JAVA_LONG.withName("size"),
         JAVA_LONG.withName("prevSize"),
         JAVA_LONG.withName("nextFree"),
         JAVA_LONG.withName("prevFree"),
         MemoryLayout.paddingLayout(32));
 
     @Test
+    void shouldDeclareEveryOffsetConstantInTheStruct() throws IllegalAccessException {
+        DescriptorCoverage.assertEveryOffsetIsAMember(HeapBlockDescriptor.class, BLOCK_HEADER);
+    }
+
+    @Test
     void shouldPlaceEveryFieldWhereTheDescriptorSays() {
-        assertEquals(SIZE_OFFSET, BLOCK_HEADER.byteOffset(groupElement("sizeAndFlags")));
+        assertEquals(SIZE_OFFSET, BLOCK_HEADER.byteOffset(groupElement("size")));
         assertEquals(PREV_SIZE_OFFSET, BLOCK_HEADER.byteOffset(groupElement("prevSize")));
         assertEquals(NEXT_FREE_OFFSET, BLOCK_HEADER.byteOffset(groupElement("nextFree")));
         assertEquals(PREV_FREE_OFFSET, BLOCK_HEADER.byteOffset(groupElement("prevFree")));

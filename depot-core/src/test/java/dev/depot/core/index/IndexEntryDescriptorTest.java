@@ -8,6 +8,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.depot.core.testing.DescriptorCoverage;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.StructLayout;
 import org.junit.jupiter.api.Test;
@@ -21,6 +22,11 @@ class IndexEntryDescriptorTest {
         JAVA_LONG.withName("dataLength"),
         JAVA_LONG.withName("createTime"),
         JAVA_LONG.withName("lastAccess"));
+
+    @Test
+    void shouldDeclareEveryOffsetConstantInTheStruct() throws IllegalAccessException {
+        DescriptorCoverage.assertEveryOffsetIsAMember(IndexEntryDescriptor.class, ENTRY);
+    }
 
     @Test
     void shouldPlaceEveryFieldWhereTheDescriptorSays() {

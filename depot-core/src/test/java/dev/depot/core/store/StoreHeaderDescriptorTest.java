@@ -8,6 +8,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.depot.core.testing.DescriptorCoverage;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.StructLayout;
 import org.junit.jupiter.api.Test;
@@ -42,7 +43,8 @@ class StoreHeaderDescriptorTest {
         JAVA_LONG.withName("objectCount"),
         JAVA_LONG.withName("evictionCount"),
         JAVA_LONG.withName("evictedBytes"),
-        JAVA_LONG.withName("pendingDeletes")).withName("allocator");
+        JAVA_LONG.withName("pendingDeletes"),
+        JAVA_INT.withName("lockWaiters")).withName("allocator");
     static final StructLayout WAITERS = MemoryLayout.structLayout(JAVA_INT.withName("futexWaiters")).withName("waiters");
     static final MemoryLayout FUTEX_WORDS = MemoryLayout.sequenceLayout(FUTEX_BUCKETS, JAVA_INT).withName("futexWords");
     static final MemoryLayout FREE_LIST_HEADS = MemoryLayout.sequenceLayout(FREE_BINS, JAVA_LONG).withName("freeBins");
@@ -70,6 +72,11 @@ class StoreHeaderDescriptorTest {
 
     private static long offset(String group, String field) {
         return HEADER.byteOffset(groupElement(group), groupElement(field));
+    }
+
+    @Test
+    void shouldDeclareEveryOffsetConstantInTheStruct() throws IllegalAccessException {
+        DescriptorCoverage.assertEveryOffsetIsAMember(StoreHeaderDescriptor.class, HEADER);
     }
 
     @Test
