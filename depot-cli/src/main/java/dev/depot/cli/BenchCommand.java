@@ -13,7 +13,7 @@ final class BenchCommand implements Command {
 
     @Override
     public String synopsis() {
-        return "NAME [ARGS...]";
+        return "NAME|all [ARGS...]";
     }
 
     @Override
@@ -23,8 +23,11 @@ final class BenchCommand implements Command {
 
     @Override
     public String details() {
-        return "Every argument after `bench` (NAME first) is passed to " + MAIN_CLASS + " unchanged; a --dir\n"
-            + "given before `bench` is passed first as --dir DIR.\n";
+        return """
+            Every argument after `bench` is passed to %s unchanged: NAME is a benchmark or `all`
+            (an unknown NAME lists them), then its options, e.g. --quick and --json. Benchmarks start
+            stores of their own in fresh directories under /dev/shm; --dir does not apply.
+            """.formatted(MAIN_CLASS);
     }
 
     @Override
@@ -39,6 +42,7 @@ final class BenchCommand implements Command {
 
     @Override
     public int run(Context ctx) throws Exception {
-        return ExternalMain.run(MAIN_CLASS, "benchmark", ctx.args().positionals().toArray(String[]::new));
+        return ExternalMain.run(MAIN_CLASS, "benchmark", ctx.args().positionals().toArray(String[]::new), ctx.out(),
+            ctx.err());
     }
 }

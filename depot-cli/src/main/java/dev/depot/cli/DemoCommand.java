@@ -13,7 +13,7 @@ final class DemoCommand implements Command {
 
     @Override
     public String synopsis() {
-        return "[ARGS...]";
+        return "[--quick]";
     }
 
     @Override
@@ -23,8 +23,11 @@ final class DemoCommand implements Command {
 
     @Override
     public String details() {
-        return "Every argument after `demo` is passed to " + MAIN_CLASS + " unchanged; a --dir given before\n"
-            + "`demo` is passed first as --dir DIR.\n";
+        return """
+            Every argument after `demo` is passed to %s unchanged (--quick: fewer, smaller arrays).
+            The demo starts a store of its own in a fresh directory under /dev/shm and removes it; --dir does
+            not apply.
+            """.formatted(MAIN_CLASS);
     }
 
     @Override
@@ -39,6 +42,7 @@ final class DemoCommand implements Command {
 
     @Override
     public int run(Context ctx) throws Exception {
-        return ExternalMain.run(MAIN_CLASS, "demo", ctx.args().positionals().toArray(String[]::new));
+        return ExternalMain.run(MAIN_CLASS, "demo", ctx.args().positionals().toArray(String[]::new), ctx.out(),
+            ctx.err());
     }
 }

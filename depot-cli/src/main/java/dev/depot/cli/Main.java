@@ -45,15 +45,15 @@ public final class Main {
                     out.print(help(command));
                     return 0;
                 }
-                List<String> forwarded = new ArrayList<>();
                 if (inv.dirBeforeName != null) {
-                    forwarded.addAll(List.of("--dir", inv.dirBeforeName));
+                    throw new Args.UsageException("`depot " + command.name() + "` uses a fresh store of its own; "
+                        + "--dir does not apply");
                 }
-                forwarded.addAll(inv.rest);
+                List<String> forwarded = new ArrayList<>(inv.rest);
                 // after "--" every token is a positional, kept exactly as given
                 forwarded.addFirst("--");
                 Args args = Args.parse(forwarded, List.of(), command.name());
-                return command.run(new Command.Context(directory(inv.dirBeforeName), args, in, out, err));
+                return command.run(new Command.Context(DepotDirectory.defaultDirectory(), args, in, out, err));
             }
             List<String> tokens = new ArrayList<>(inv.before);
             tokens.addAll(inv.rest);
@@ -196,7 +196,9 @@ public final class Main {
         b.append("usage: depot ").append(c.name()).append(' ').append(c.synopsis()).append("\n\n");
         b.append(c.summary()).append("\n\noptions:\n");
         List<Args.Option> all = new ArrayList<>(c.options());
-        all.add(Args.DIR);
+        if (!c.forwardsArguments()) {
+            all.add(Args.DIR);
+        }
         all.add(Args.HELP);
         int width = all.stream().mapToInt(o -> o.label().length()).max().orElse(0);
         for (Args.Option o : all) {

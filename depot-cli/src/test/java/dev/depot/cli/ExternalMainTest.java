@@ -1,15 +1,17 @@
 package dev.depot.cli;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.depot.errors.DepotException;
+import java.io.PrintStream;
 import org.junit.jupiter.api.Test;
 
 public class ExternalMainTest {
-    /** A main class that records its arguments. */
-    public static final class Recorder {
+    /** A main class with only {@code main}, recording its arguments. */
+    public static final class MainOnly {
         static volatile String[] received;
 
         public static void main(String[] args) {
@@ -17,25 +19,16 @@ public class ExternalMainTest {
         }
     }
 
-    @Test
-    void shouldPassArgumentsUnchanged() throws Exception {
-        String[] args = {"--dir", "/x", "name", "--json"};
-        ExternalMain.run(Recorder.class.getName(), "recorder", args);
-        assertArrayEquals(args, Recorder.received);
-    }
+    /** A main class with {@code run} too: it must be preferred, its status returned. */
+    public static final class WithRun {
+        public static void main(String[] args) {
+            throw new AssertionError("run should have been called");
+        }
 
-    @Test
-    void shouldSayHowToGetAMissingMainClass() {
-        DepotException e = assertThrows(DepotException.class,
-            () -> ExternalMain.run("dev.depot.bench.NoSuchMain", "benchmark", new String[0]));
-        assertTrue(e.getMessage().startsWith("the benchmark is not in this build"), e.getMessage());
-        assertTrue(e.getMessage().contains("depot-bench"), e.getMessage());
-    }
-
-    @Test
-    void shouldRethrowWhatTheMainClassThrows() {
-        assertThrows(IllegalStateException.class, () -> ExternalMain.run(Thrower.class.getName(), "thrower",
-            new String[0]));
+        public static int run(String[] args, PrintStream out, PrintStream err) {
+            out.print(String.join(",", args));
+            return 7;
+        }
     }
 
     /** A main class that fails. */
@@ -43,5 +36,57 @@ public class ExternalMainTest {
         public static void main(String[] args) {
             throw new IllegalStateException("boom");
         }
+    }
+
+    @Test
+    void shouldCallMainWithTheArgumentsUnchanged() throws Exception {
+        String[] args = {"name", "--json", "--quick"};
+        assertEquals(0, ExternalMain.run(MainOnly.class.getName(), "x", args, System.out, System.err));
+        assertArrayEquals(args, MainOnly.received);
+    }
+
+    @Test
+    void shouldPreferRunAndReturnItsStatus() throws Exception {
+        var bytes = new java.io.ByteArrayOutputStream();
+        try (var out = new PrintStream(bytes, true, java.nio.charset.StandardCharsets.UTF_8)) {
+            assertEquals(7, ExternalMain.run(WithRun.class.getName(), "x", new String[] {"a", "b"}, out, System.err));
+        }
+        assertEquals("a,b", bytes.toString(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void shouldSayHowToGetAMissingMainClass() {
+        DepotException e = assertThrows(DepotException.class,
+            () -> ExternalMain.run("dev.depot.bench.NoSuchMain", "benchmark", new String[0], System.out, System.err));
+        assertTrue(e.getMessage().startsWith("the benchmark is not in this build"), e.getMessage());
+        assertTrue(e.getMessage().contains("depot-bench"), e.getMessage());
+    }
+
+    @Test
+    void shouldRethrowWhatTheMainClassThrows() {
+        assertThrows(IllegalStateException.class, () -> ExternalMain.run(Thrower.class.getName(), "thrower",
+            new String[0], System.out, System.err));
+    }
+
+    @Test
+    void shouldDispatchBenchToBenchMain() {
+        CliRunner.Result r = CliRunner.runExactly(new byte[0], "bench", "no-such-benchmark");
+        assertEquals(2, r.status(), r::toString);
+    }
+
+    @Test
+    void shouldRejectDirForDemoAndBench() {
+        for (String cmd : new String[] {"demo", "bench"}) {
+            CliRunner.Result r = CliRunner.runExactly(new byte[0], "--dir", "/tmp/x", cmd, "--quick");
+            assertEquals(2, r.status(), r::toString);
+            assertTrue(r.stderr().startsWith("depot: `depot " + cmd + "` uses a fresh store of its own"), r::toString);
+        }
+    }
+
+    @Test
+    void shouldShowOwnHelpForDemoAndBench() {
+        CliRunner.Result r = CliRunner.runExactly(new byte[0], "bench", "--help");
+        assertEquals(0, r.status(), r::toString);
+        assertTrue(r.stdout().startsWith("usage: depot bench"), r::toString);
     }
 }
