@@ -30,8 +30,8 @@ final class StatCommand implements Command {
             --json prints one JSON object with the keys directory, capacity_bytes, used_bytes, free_bytes,
             pinned_bytes, unsealed_bytes, largest_free_block, fragmentation, object_count, sealed_count,
             max_objects, client_count, eviction_count, evicted_bytes, daemon_pid (0: no daemon running).
-            Bytes are heap bytes, including each object's block header and alignment;
-            fragmentation = 1 - largest_free_block / free_bytes.
+            used, free and largest_free_block are heap bytes (with block headers and alignment), pinned and
+            unsealed are data bytes; fragmentation = 1 - largest_free_block / free_bytes.
             """;
     }
 
