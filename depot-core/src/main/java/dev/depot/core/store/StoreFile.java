@@ -181,11 +181,16 @@ public final class StoreFile implements AutoCloseable {
         return new StoreFile(path, arena, mapping, l);
     }
 
+    /**
+     * Creates {@code dir} with mode 0700 when it is missing. An existing directory keeps its mode: it may be one
+     * the user shares with others (say /tmp), and the store file itself is 0600.
+     */
     static void createPrivateDirectory(Path dir) throws IOException {
         if (!Files.isDirectory(dir)) {
             Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            // Explicitly, in case the umask took bits from the mode above.
+            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
         }
-        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
     }
 
     public Path path() {
