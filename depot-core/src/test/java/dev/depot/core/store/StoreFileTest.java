@@ -80,6 +80,18 @@ class StoreFileTest {
     }
 
     @Test
+    void shouldLeaveThePermissionsOfAnExistingDirectoryAlone() throws IOException {
+        try (ShmDir dir = new ShmDir()) {
+            // A directory the user chose, like /tmp, is not ours to lock down.
+            Files.createDirectories(dir.path());
+            Files.setPosixFilePermissions(dir.path(), PosixFilePermissions.fromString("rwxr-xr-x"));
+            Path file = createClosed(dir.path());
+            assertEquals("rwxr-xr-x", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.path())));
+            assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
+        }
+    }
+
+    @Test
     void shouldRefuseToCreateOverAnExistingStore() throws IOException {
         try (ShmDir dir = new ShmDir()) {
             createClosed(dir.path());
