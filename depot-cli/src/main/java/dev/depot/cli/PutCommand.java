@@ -4,6 +4,7 @@ import dev.depot.client.DepotClient;
 import dev.depot.client.DepotClient.CreateOption;
 import dev.depot.client.ObjectId;
 import dev.depot.client.ObjectWriter;
+import dev.depot.errors.DepotException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
@@ -122,13 +123,20 @@ final class PutCommand implements Command {
                                   InputStream in) throws IOException {
         List<byte[]> chunks = new ArrayList<>();
         long size = 0;
-        while (true) {
-            byte[] chunk = in.readNBytes(CHUNK);
-            if (chunk.length == 0) {
-                break;
+        try {
+            while (true) {
+                byte[] chunk = in.readNBytes(CHUNK);
+                if (chunk.length == 0) {
+                    break;
+                }
+                chunks.add(chunk);
+                size += chunk.length;
             }
-            chunks.add(chunk);
-            size += chunk.length;
+        } catch (OutOfMemoryError e) {
+            chunks.clear();
+            throw new DepotException("the input is too large to buffer on this JVM's heap (read " + Size.format(size)
+                + " so far); put a regular file instead (it is read straight into shared memory), or raise the heap"
+                + " with DEPOT_JAVA_OPTS=-Xmx...", e);
         }
         try (ObjectWriter w = depot.create(id, size, metadata, options)) {
             MemorySegment data = w.data();

@@ -64,18 +64,25 @@ final class ServeCommand implements Command {
         }
         PrintStream err = ctx.err();
         DepotServer server = DepotServer.start(config, msg -> err.println("depot: " + Main.oneLine(msg)));
+        long capacity = server.client().stats().capacityBytes();
         CountDownLatch stopped = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
-            server.close();
-            err.println("depot: stopped serving " + ctx.dir());
+            int status = 0;
+            try {
+                server.close();
+                err.println("depot: stopped serving " + ctx.dir());
+            } catch (RuntimeException e) {
+                err.println("depot: stopping the daemon failed: " + Main.oneLine(String.valueOf(e))
+                    + "; the next `depot serve` recovers the store");
+                status = 1;
+            }
             ctx.out().flush();
             err.flush();
             stopped.countDown();
             // a JVM ended by a signal exits with 128 + signal; a clean shutdown is a success
-            Runtime.getRuntime().halt(0);
+            Runtime.getRuntime().halt(status);
         }, "depot-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
-        long capacity = server.client().stats().capacityBytes();
         ctx.out().println(READY_PREFIX + ctx.dir() + " (capacity " + Size.format(capacity) + ")");
         ctx.out().flush();
         try {
