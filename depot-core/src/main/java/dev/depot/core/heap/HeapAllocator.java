@@ -92,9 +92,6 @@ public final class HeapAllocator {
         if (isFree(offset)) {
             throw new IllegalStateException("double free of heap block at " + offset + " (size " + size + ")");
         }
-        // Set the FREE bit on this block's own header too: when it merges into a free predecessor below, that
-        // header is no longer rewritten, and a second free of this offset must still be caught here.
-        heap.set(ValueLayout.JAVA_LONG, offset + SIZE_OFFSET, size | FREE_BIT);
         addUsed(-size);
         long start = offset;
         long length = size;
@@ -111,6 +108,11 @@ public final class HeapAllocator {
             length += prevSize;
         }
         writeBlock(start, length, true, start == 0 ? 0 : prevSize(start));
+        if (start != offset) {
+            // Merged into its predecessor, this block's own header is not rewritten: set its FREE bit too, so
+            // that a second free of this offset is still caught.
+            heap.set(ValueLayout.JAVA_LONG, offset + SIZE_OFFSET, size | FREE_BIT);
+        }
         setPrevSizeOfNext(start, length);
         pushFree(start, length);
     }
