@@ -31,7 +31,12 @@ class SealWaitTest {
 
     @Test
     void shouldWakeAWaiterWhenAnotherThreadSeals() throws Exception {
-        ExecutorService pool = Executors.newSingleThreadExecutor();
+        // Daemon: were the wake-up lost, the blocked waiter must not keep the test JVM alive.
+        ExecutorService pool = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "seal-waiter");
+            t.setDaemon(true);
+            return t;
+        });
         try (var f = new StoreFixture()) {
             TestId id = f.newId();
             Future<Pin> waiter = pool.submit(() -> awaitObject(f.store, id));
