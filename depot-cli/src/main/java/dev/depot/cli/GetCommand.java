@@ -10,6 +10,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileSystemException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
@@ -105,8 +106,10 @@ final class GetCommand implements Command {
                     ch.write(chunk);
                 }
             }
+        } catch (FileSystemException e) {
+            throw e;
         } catch (IOException e) {
-            throw new IOException("cannot write " + file + ": " + e + "; check the path and free disk space", e);
+            throw new IOException("writing " + file + " failed: " + Main.describe(e) + "; check free disk space", e);
         }
     }
 }

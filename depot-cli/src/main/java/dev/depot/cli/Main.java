@@ -7,7 +7,10 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
 import java.nio.file.InvalidPathException;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -79,8 +82,11 @@ public final class Main {
         } catch (IllegalArgumentException e) {
             err.println("depot: " + oneLine(e.getMessage()));
             return ErrorCode.BAD_REQUEST.exitStatus;
-        } catch (IOException | UncheckedIOException e) {
-            err.println("depot: " + oneLine(e.getMessage()));
+        } catch (IOException e) {
+            err.println("depot: " + oneLine(describe(e)));
+            return ErrorCode.INTERNAL.exitStatus;
+        } catch (UncheckedIOException e) {
+            err.println("depot: " + oneLine(e.getMessage() != null ? e.getMessage() : describe(e.getCause())));
             return ErrorCode.INTERNAL.exitStatus;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -211,6 +217,16 @@ public final class Main {
             }
         }
         return b.toString();
+    }
+
+    /** An I/O failure as a sentence naming the file and what to check. */
+    static String describe(IOException e) {
+        return switch (e) {
+            case NoSuchFileException f -> "no such file or directory: " + f.getFile() + "; check the path";
+            case AccessDeniedException f -> "permission denied: " + f.getFile() + "; check its permissions";
+            case FileSystemException f -> f.getMessage();
+            default -> e.getMessage() != null ? e.getMessage() : e.toString();
+        };
     }
 
     /** Error output is one line per error. */

@@ -12,7 +12,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -85,8 +84,6 @@ final class PutCommand implements Command {
                 } else {
                     try (InputStream in = Files.newInputStream(path)) {
                         putStream(depot, id, metadata, options, in);
-                    } catch (NoSuchFileException e) {
-                        throw new IOException("no such file: " + file + "; give an existing file, or - for stdin", e);
                     }
                 }
             }

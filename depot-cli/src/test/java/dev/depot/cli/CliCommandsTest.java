@@ -302,6 +302,18 @@ class CliCommandsTest {
     }
 
     @Test
+    void shouldExit1NamingTheFileOnIoErrors() {
+        Path nowhere = files.resolve("no-such-dir").resolve("f");
+        CliRunner.Result put = depot.run("put", nowhere.toString());
+        assertEquals(1, put.status(), put::toString);
+        assertEquals("depot: no such file or directory: " + nowhere + "; check the path", put.stderr().strip());
+        String id = put(new byte[3]);
+        CliRunner.Result get = depot.run("get", id, "-o", nowhere.toString());
+        assertEquals(1, get.status(), get::toString);
+        assertEquals("depot: no such file or directory: " + nowhere + "; check the path", get.stderr().strip());
+    }
+
+    @Test
     void shouldRefuseToServeAStoreThatADaemonServes() {
         CliRunner.Result r = depot.run("serve");
         assertEquals(1, r.status(), r::toString);
