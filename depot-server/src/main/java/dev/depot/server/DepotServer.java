@@ -34,6 +34,9 @@ import java.util.function.Consumer;
 public final class DepotServer implements AutoCloseable {
     private enum State { RUNNING, CLOSED }
 
+    /** Reap rounds between full scans of the index for deferred deletes (about once a second). */
+    private static final int FULL_SWEEP_EVERY = 10;
+
     private final ServerConfig config;
     private final Store store;
     private final DepotClient client;
@@ -51,7 +54,7 @@ public final class DepotServer implements AutoCloseable {
         claimDaemonRole();
         List<String> problems = store.recover();
         problems.forEach(p -> log.accept("recovery: " + p));
-        int reaped = store.reapDeadClients();
+        int reaped = store.reapDeadClientsAndSweep();
         if (reaped > 0) {
             log.accept("reclaimed " + reaped + " dead client(s)");
         }
@@ -142,6 +145,7 @@ public final class DepotServer implements AutoCloseable {
     }
 
     private void reapLoop() {
+        long rounds = 0;
         while (state == State.RUNNING) {
             try {
                 TimeUnit.MILLISECONDS.sleep(config.reapIntervalMillis());
@@ -152,7 +156,8 @@ public final class DepotServer implements AutoCloseable {
                 return;
             }
             try {
-                int n = store.reapDeadClients();
+                boolean fullSweep = ++rounds % FULL_SWEEP_EVERY == 0;
+                int n = fullSweep ? store.reapDeadClientsAndSweep() : store.reapDeadClients();
                 if (n > 0) {
                     log.accept("reclaimed " + n + " dead client(s)");
                 }

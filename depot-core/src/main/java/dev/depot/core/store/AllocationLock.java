@@ -1,9 +1,11 @@
 package dev.depot.core.store;
 
 import static dev.depot.core.store.StoreHeaderDescriptor.ALLOC_LOCK_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.LOCK_WAITERS_OFFSET;
 
 import dev.depot.core.clients.ClientTable;
 import dev.depot.core.memory.Atomics;
+import dev.depot.core.sys.Native;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -19,7 +21,7 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class AllocationLock {
     static final long LIVENESS_CHECK_NANOS = 2_000_000L;
-    private static final int SPINS_BEFORE_YIELD = 200;
+    private static final int SPINS_BEFORE_SLEEP = 200;
 
     private final MemorySegment header;
     private final ClientTable clients;
@@ -68,11 +70,16 @@ public final class AllocationLock {
             if (holder == mine) {
                 throw new IllegalStateException("allocator lock is already held by this client (" + me + "): not reentrant");
             }
-            if (++spins < SPINS_BEFORE_YIELD) {
+            if (++spins < SPINS_BEFORE_SLEEP) {
                 Thread.onSpinWait();
                 continue;
             }
-            Thread.yield();
+            Atomics.getAndAddInt(header, LOCK_WAITERS_OFFSET, 1);
+            try {
+                Native.futexWait(header.address() + ALLOC_LOCK_OFFSET, (int) holder, LIVENESS_CHECK_NANOS);
+            } finally {
+                Atomics.getAndAddInt(header, LOCK_WAITERS_OFFSET, -1);
+            }
             long now = System.nanoTime();
             if (waitStart == 0) {
                 waitStart = now;

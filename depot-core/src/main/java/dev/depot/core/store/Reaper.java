@@ -21,8 +21,11 @@ public final class Reaper {
         this.store = store;
     }
 
-    /** Reclaims every registered client whose process is gone; returns how many. */
-    public int reapDeadClients() {
+    /**
+     * Reclaims every registered client whose process is gone, then completes deferred deletes (scanning the
+     * whole index when {@code fullSweep}); returns how many clients were reclaimed.
+     */
+    public int reapDeadClients(boolean fullSweep) {
         int reaped = 0;
         var clients = store.clients;
         for (int c = 0; c < clients.maxClients(); c++) {
@@ -32,7 +35,7 @@ public final class Reaper {
                 reaped++;
             }
         }
-        store.sweepPendingDeletes();
+        store.sweepPendingDeletes(fullSweep || reaped > 0);
         return reaped;
     }
 

@@ -399,9 +399,18 @@ public final class Store implements AutoCloseable {
         }
     }
 
-    /** Completes every deferred delete whose pins are gone. The daemon calls this periodically. */
+    /**
+     * Completes every deferred delete whose pins are gone. The daemon calls this periodically. The pending
+     * count is only a hint (a process killed between a state change and the count's update leaves it off by
+     * one), so with {@code always} the index is scanned regardless; the daemon does that once a second.
+     */
     public void sweepPendingDeletes() {
-        if (Atomics.getLongVolatile(header, PENDING_DELETES_OFFSET) <= 0) {
+        sweepPendingDeletes(false);
+    }
+
+    /** As {@link #sweepPendingDeletes()}; with {@code always}, ignores the hint and scans the index. */
+    public void sweepPendingDeletes(boolean always) {
+        if (!always && Atomics.getLongVolatile(header, PENDING_DELETES_OFFSET) <= 0) {
             return;
         }
         for (int slot = 0; slot < index.slots(); slot++) {
@@ -447,7 +456,13 @@ public final class Store implements AutoCloseable {
     /** Reclaims clients whose processes died and completes deferred deletes; returns how many were reclaimed. */
     public int reapDeadClients() {
         checkOpen();
-        return new Reaper(this).reapDeadClients();
+        return new Reaper(this).reapDeadClients(false);
+    }
+
+    /** As {@link #reapDeadClients()}, and scans the whole index for deferred deletes to complete. */
+    public int reapDeadClientsAndSweep() {
+        checkOpen();
+        return new Reaper(this).reapDeadClients(true);
     }
 
     void releaseLock() {

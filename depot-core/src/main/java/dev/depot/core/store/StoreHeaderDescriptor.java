@@ -77,6 +77,8 @@ public final class StoreHeaderDescriptor {
     public static final int EVICTION_COUNT_OFFSET = OBJECT_COUNT_OFFSET + Long.BYTES;
     public static final int EVICTED_BYTES_OFFSET = EVICTION_COUNT_OFFSET + Long.BYTES;
     public static final int PENDING_DELETES_OFFSET = EVICTED_BYTES_OFFSET + Long.BYTES;
+    /** Processes sleeping on the allocator lock's futex (its low 32 bits); a hint for the releaser. */
+    public static final int LOCK_WAITERS_OFFSET = PENDING_DELETES_OFFSET + Long.BYTES;
 
     public static final int FUTEX_WAITERS_OFFSET = 384;
     public static final int FUTEX_BUCKETS = 256;

@@ -79,8 +79,13 @@ public final class Native {
 
     /** Wakes every process waiting on the 32-bit word at {@code address}. */
     public static void futexWakeAll(long address) {
+        futexWake(address, Integer.MAX_VALUE);
+    }
+
+    /** Wakes up to {@code count} processes waiting on the 32-bit word at {@code address}. */
+    public static void futexWake(long address, int count) {
         try {
-            long unused = (long) SYSCALL_FUTEX.invokeExact(SYS_FUTEX, address, FUTEX_WAKE, Integer.MAX_VALUE,
+            long unused = (long) SYSCALL_FUTEX.invokeExact(SYS_FUTEX, address, FUTEX_WAKE, count,
                 MemorySegment.NULL, MemorySegment.NULL, 0);
         } catch (Throwable t) {
             throw new AssertionError("futex downcall failed", t);

@@ -1,0 +1,165 @@
+package dev.depot.torture;
+
+import dev.depot.client.StoreStats;
+import dev.depot.server.DepotServer;
+import dev.depot.server.ServerConfig;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.UUID;
+import java.util.stream.Stream;
+
+/**
+ * Soak: a daemon and {@code --workers} client processes under mixed load for {@code --minutes} (or
+ * {@code --seconds}). Prints, every {@code --every} seconds, total ops/s, the worst p99 get and put latency,
+ * the workers' and daemon's RSS and the store's used bytes; at the end it compares the second half of the run
+ * with the first and reports growth of RSS or used bytes beyond the live data as a problem.
+ *
+ * <pre>  scripts/soak --minutes 10 [--workers 4]</pre>
+ */
+public final class Soak {
+    static final long CAPACITY = 512L << 20;
+
+    /** One sample of the whole system. */
+    public record Sample(long second, long opsPerSecond, double getP99Micros, double putP99Micros, long workersRssKb,
+                         long daemonRssKb, long usedBytes, long objectCount) {
+    }
+
+    /** The run's samples and the problems found. */
+    public record Result(List<Sample> samples, List<String> problems) {
+        public boolean ok() {
+            return problems.isEmpty();
+        }
+    }
+
+    private Soak() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        long seconds = 600;
+        int workers = 4;
+        int every = 10;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--minutes" -> seconds = Long.parseLong(args[++i]) * 60;
+                case "--seconds" -> seconds = Long.parseLong(args[++i]);
+                case "--workers" -> workers = Integer.parseInt(args[++i]);
+                case "--every" -> every = Integer.parseInt(args[++i]);
+                default -> {
+                    System.err.println("usage: soak [--minutes M | --seconds S] [--workers K] [--every S]");
+                    System.exit(2);
+                }
+            }
+        }
+        int printEvery = every;
+        System.out.printf("%6s %10s %10s %10s %12s %12s %12s %8s%n", "second", "ops/s", "get p99us", "put p99us",
+            "workers RSS", "daemon RSS", "used bytes", "objects");
+        Result r = run(workers, seconds, s -> {
+            if (s.second() % printEvery == 0) {
+                System.out.printf("%6d %10d %10.1f %10.1f %10d K %10d K %12d %8d%n", s.second(), s.opsPerSecond(),
+                    s.getP99Micros(), s.putP99Micros(), s.workersRssKb(), s.daemonRssKb(), s.usedBytes(), s.objectCount());
+            }
+        });
+        r.problems().forEach(p -> System.out.println("PROBLEM " + p));
+        System.out.println(r.ok() ? "soak ok" : "soak FAILED");
+        System.exit(r.ok() ? 0 : 1);
+    }
+
+    public static Result run(int workers, long seconds, java.util.function.Consumer<Sample> onSample) throws Exception {
+        Path dir = Path.of("/dev/shm", "depot-soak-" + UUID.randomUUID());
+        List<ChildProcess> children = new ArrayList<>();
+        List<Sample> samples = new ArrayList<>();
+        List<String> problems = new ArrayList<>();
+        try (DepotServer server = DepotServer.start(ServerConfig.defaults().withDirectory(dir).withCapacity(CAPACITY)
+            .withControlSocket(false), msg -> { })) {
+            for (int k = 0; k < workers; k++) {
+                children.add(new ChildProcess(SoakWorker.class, dir.toString(), Integer.toString(k), Long.toString(seconds + 5)));
+            }
+            long[] rss = new long[workers];
+            for (long second = 1; second <= seconds; second++) {
+                long ops = 0;
+                double getP99 = 0;
+                double putP99 = 0;
+                for (int k = 0; k < workers; k++) {
+                    String line = children.get(k).await("", 60);
+                    if (line.startsWith("CORRUPT")) {
+                        problems.add(line);
+                        return new Result(samples, problems);
+                    }
+                    if (!line.startsWith("stat")) {
+                        continue;
+                    }
+                    ops += field(line, "ops=");
+                    getP99 = Math.max(getP99, Double.parseDouble(text(line, "get_p99_us=")));
+                    putP99 = Math.max(putP99, Double.parseDouble(text(line, "put_p99_us=")));
+                    rss[k] = field(line, "rss_kb=");
+                }
+                StoreStats st = server.client().stats();
+                long workersRss = 0;
+                for (long r : rss) {
+                    workersRss += r;
+                }
+                Sample s = new Sample(second, ops, getP99, putP99, workersRss,
+                    SoakWorker.rssKb(Long.toString(ProcessHandle.current().pid())), st.usedBytes(), st.objectCount());
+                samples.add(s);
+                onSample.accept(s);
+            }
+            checkGrowth(samples, problems);
+        } finally {
+            for (ChildProcess c : children) {
+                c.kill();
+            }
+            if (Files.exists(dir)) {
+                try (Stream<Path> s = Files.walk(dir)) {
+                    for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                        Files.deleteIfExists(p);
+                    }
+                }
+            }
+        }
+        return new Result(samples, problems);
+    }
+
+    /**
+     * Used bytes are bounded by the namespace (it cannot exceed the live data); RSS may grow while pages of the
+     * store are first touched, so the comparison is of the last quarter against the second quarter, with a
+     * tolerance of 64 MiB for the workers together.
+     */
+    static void checkGrowth(List<Sample> samples, List<String> problems) {
+        int n = samples.size();
+        if (n < 8) {
+            return;
+        }
+        long maxNamespaceBytes = 200L * 4 * 256 * 1024;
+        long earlyRss = 0;
+        long lateRss = 0;
+        for (int i = n / 4; i < n / 2; i++) {
+            earlyRss = Math.max(earlyRss, samples.get(i).workersRssKb());
+        }
+        for (int i = 3 * n / 4; i < n; i++) {
+            lateRss = Math.max(lateRss, samples.get(i).workersRssKb());
+        }
+        for (Sample s : samples) {
+            if (s.usedBytes() > maxNamespaceBytes) {
+                problems.add("used bytes " + s.usedBytes() + " at second " + s.second() + " exceed the live data bound "
+                    + maxNamespaceBytes);
+                break;
+            }
+        }
+        if (lateRss > earlyRss + 64 * 1024) {
+            problems.add("workers' RSS grew from " + earlyRss + " KiB to " + lateRss + " KiB");
+        }
+    }
+
+    private static long field(String line, String key) {
+        return Long.parseLong(text(line, key));
+    }
+
+    private static String text(String line, String key) {
+        int i = line.indexOf(key) + key.length();
+        int j = line.indexOf(' ', i);
+        return j < 0 ? line.substring(i) : line.substring(i, j);
+    }
+}
