@@ -140,6 +140,24 @@ class StoreTest {
     }
 
     @Test
+    void shouldCompleteADeferredDeleteInTheSweepWhenNoUnpinnerDid() {
+        try (var f = new StoreFixture()) {
+            TestId id = f.newId();
+            long record = f.put(id, 3000);
+            Pin pin = f.pin(id);
+            assertTrue(f.delete(id));
+            assertEquals(EntryState.DELETE_PENDING, f.stateOf(record));
+            // The pin goes without the unpinner finishing the delete (it lost the race with the deleter).
+            dev.depot.core.memory.Atomics.putLongVolatile(f.store.clients.slot(f.store.clientSlot()),
+                dev.depot.core.clients.ClientTableDescriptor.pinRecordOffset(pin.position()), 0);
+            f.store.sweepPendingDeletes();
+            assertFalse(f.stateOf(record).isLive());
+            assertEquals(0, f.headerLong(PENDING_DELETES_OFFSET));
+            assertEquals(0, f.assertConsistent().usedBytes());
+        }
+    }
+
+    @Test
     void shouldCountPinsPerObject() {
         try (var f = new StoreFixture()) {
             TestId id = f.newId();
