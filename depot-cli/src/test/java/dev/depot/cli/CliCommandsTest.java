@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectId;
+import dev.depot.client.ObjectView;
 import dev.depot.client.testing.TempStore;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
@@ -216,6 +218,28 @@ class CliCommandsTest {
         Map<String, Object> s = JsonParser.parseObject(depot.run("stat", "--json").stdout());
         assertEquals(1L, s.get("object_count"));
         assertTrue((Long) s.get("eviction_count") >= 1, s::toString);
+    }
+
+    @Test
+    void shouldWaitForAnObjectSealedLater() throws InterruptedException {
+        CliRunner.Result[] got = new CliRunner.Result[1];
+        Thread getter = Thread.ofPlatform().start(() -> got[0] = depot.run("get", "--name", "later", "--timeout", "60000"));
+        put("late data".getBytes(StandardCharsets.UTF_8), "--name", "later");
+        getter.join();
+        assertEquals(0, got[0].status(), got[0]::toString);
+        assertEquals("late data", got[0].stdout());
+    }
+
+    @Test
+    void shouldShowPinsOfOpenViews() {
+        String id = put(new byte[4096]);
+        try (DepotClient client = DepotClient.open(temp.dir());
+             ObjectView view = client.get(ObjectId.fromHex(id), 0)) {
+            Map<String, Object> info = JsonParser.parseArrayOfObjects(depot.run("ls", "--json").stdout()).getFirst();
+            assertEquals(1L, info.get("pins"));
+            Map<String, Object> s = JsonParser.parseObject(depot.run("stat", "--json").stdout());
+            assertEquals(view.size(), s.get("pinned_bytes"));
+        }
     }
 
     @Test
