@@ -92,7 +92,15 @@ public final class DepotServer implements AutoCloseable {
         if (liveDaemonPid(dir) > 0) {
             return DepotClient.open(dir);
         }
-        DepotServer server = start(config, msg -> { });
+        DepotServer server;
+        try {
+            server = start(config, msg -> { });
+        } catch (DepotException e) {
+            if (liveDaemonPid(dir) > 0) {
+                return DepotClient.open(dir);  // another process became the daemon first
+            }
+            throw e;
+        }
         return DepotClient.wrap(server.store, server::stopServing);
     }
 
