@@ -387,6 +387,12 @@ public final class Store implements AutoCloseable {
         long pending = stateWord(generation(deleting), 0, EntryState.DELETE_PENDING);
         if (index.compareAndSetStateWord(slot, deleting, pending)) {
             addCounter(PENDING_DELETES_OFFSET, 1);
+            // Dekker with unpin, which clears its record (volatile) and then loads the state (volatile): an
+            // unpinner that ran between our scan and our CAS saw DELETING and left the delete to us. Scanning again
+            // after publishing DELETE_PENDING means that one of us always sees the other and finishes it.
+            if (!clients.isPinned(record)) {
+                tryFinishDelete(slot, pending);
+            }
         }
     }
 
