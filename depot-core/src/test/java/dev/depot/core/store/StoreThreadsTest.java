@@ -61,4 +61,32 @@ class StoreThreadsTest {
             pool.shutdownNow();
         }
     }
+    @Test
+    void shouldFinishADeleteRacingTheLastUnpinWithoutTheSweep() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try (var f = new StoreFixture()) {
+            CyclicBarrier start = new CyclicBarrier(2);
+            var random = new SplittableRandom(5);
+            for (int i = 0; i < 3000; i++) {
+                TestId id = TestId.random(random);
+                long record = f.put(id, 100);
+                Pin pin = f.pin(id);
+                Future<?> unpinner = pool.submit(() -> {
+                    start.await();
+                    f.store.unpin(pin);
+                    return null;
+                });
+                Future<Boolean> deleter = pool.submit(() -> {
+                    start.await();
+                    return f.delete(id);
+                });
+                unpinner.get();
+                assertTrue(deleter.get());
+                assertEquals(false, f.stateOf(record).isLive(), "iteration " + i + ": delete left " + f.stateOf(record));
+            }
+            f.assertConsistent();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
 }
