@@ -24,7 +24,7 @@ import java.util.List;
  */
 public final class Main {
     static final List<Command> COMMANDS = List.of(new ServeCommand(), new PutCommand(), new GetCommand(),
-        new LsCommand(), new StatCommand(), new RmCommand(), new EvictCommand(), new DemoCommand(),
+        new LsCommand(), new StatCommand(), new RmCommand(), new EvictCommand(), new DoctorCommand(), new DemoCommand(),
         new BenchCommand());
 
     private Main() {

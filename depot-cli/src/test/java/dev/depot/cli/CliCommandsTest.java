@@ -313,6 +313,27 @@ class CliCommandsTest {
     }
 
     @Test
+    void shouldReportAHealthyStoreAndRefuseABadHeader() throws IOException {
+        put(new byte[] {1, 2, 3});
+        CliRunner.Result ok = depot.run("doctor");
+        assertEquals(0, ok.status(), ok::toString);
+        assertTrue(ok.stdout().contains("ok: no problems found"), ok::toString);
+        CliRunner.Result check = depot.run("doctor", "--check");
+        assertEquals(0, check.status(), check::toString);
+        try (TempStore broken = new TempStore()) {
+            broken.create(1 << 20).close();
+            Path file = broken.dir().resolve("store.depot");
+            byte[] bytes = java.nio.file.Files.readAllBytes(file);
+            bytes[0] = 'X';
+            java.nio.file.Files.write(file, bytes);
+            CliRunner.Result bad = new CliRunner(broken.dir()).run("doctor");
+            assertEquals(1, bad.status(), bad::toString);
+            assertTrue(bad.stdout().contains("is not a Depot store"), bad::toString);
+            assertTrue(bad.stderr().contains("cannot be repaired"), bad::toString);
+        }
+    }
+
+    @Test
     void shouldExit1WithAHintWhenThereIsNoStore() {
         try (TempStore none = new TempStore()) {
             for (String cmd : List.of("ls", "stat", "put")) {
