@@ -352,13 +352,30 @@ public final class Store implements AutoCloseable {
      */
     public boolean delete(long w0, long w1, int w2) {
         checkOpen();
+        long evictingSince = 0;
         while (true) {
-            int slot = index.findInState(w0, w1, w2, EntryState.SEALED);
-            if (slot < 0) {
+            // SEALED or EVICTING in one scan: an eviction that finds the object pinned puts it back to SEALED.
+            long found = index.findSealed(w0, w1, w2);
+            if (found == 0) {
                 return false;
             }
+            int slot = ClientTableDescriptor.pinnedSlot(found);
             long sw = index.stateWordVolatile(slot);
-            if (state(sw) != EntryState.SEALED || !index.idEquals(slot, w0, w1, w2)) {
+            if (generation(sw) != (int) found || !index.idEquals(slot, w0, w1, w2)) {
+                continue;
+            }
+            if (state(sw) == EntryState.EVICTING) {
+                // The evictor frees it or puts it back within its pin scan; give up only on a stuck one.
+                long now = System.nanoTime();
+                if (evictingSince == 0) {
+                    evictingSince = now;
+                } else if (now - evictingSince > EVICTING_WAIT_NANOS) {
+                    return false;
+                }
+                Thread.yield();
+                continue;
+            }
+            if (state(sw) != EntryState.SEALED) {
                 continue;
             }
             long deleting = stateWord(generation(sw), me, EntryState.DELETING);
