@@ -89,4 +89,32 @@ class StoreThreadsTest {
             pool.shutdownNow();
         }
     }
+    @Test
+    void shouldDeleteAPinnedObjectThatAnEvictionIsLookingAt() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try (var f = new StoreFixture()) {
+            CyclicBarrier start = new CyclicBarrier(2);
+            var random = new SplittableRandom(6);
+            for (int i = 0; i < 3000; i++) {
+                TestId id = TestId.random(random);
+                long record = f.put(id, 100);
+                Pin pin = f.pin(id);
+                Future<Long> evictor = pool.submit(() -> {
+                    start.await();
+                    return f.store.evict(Long.MAX_VALUE);
+                });
+                Future<Boolean> deleter = pool.submit(() -> {
+                    start.await();
+                    return f.delete(id);
+                });
+                assertEquals(0, evictor.get(), "a pinned object is never evicted");
+                assertTrue(deleter.get(), "iteration " + i + ": the object existed, so delete must find it");
+                f.store.unpin(pin);
+                assertEquals(false, f.stateOf(record).isLive());
+            }
+            f.assertConsistent();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
 }
