@@ -58,6 +58,11 @@ class Client:
         self._writers = set()
         # ids whose pins were handed to arrays that are now garbage: released before the next request
         self._deferred_releases = collections.deque()
+        # interrupted requests whose replies are still to come: request id -> (type, request body)
+        self._abandoned = {}
+        self._in_frame = False
+        self._broken = None
+        self._deferred_aborts = collections.deque()
         self._sock = self._open_socket()
         try:
             self._hello()
@@ -120,40 +125,89 @@ class Client:
         with self._lock:
             if self._closed:
                 raise ViewReleasedError("this Depot client is closed")
+            if self._broken is not None:
+                raise ProtocolError(self._broken)
             self._flush_deferred_releases()
             return self._exchange(type_, body, many)
 
     def _exchange(self, type_, body, many):
         request = self._next_request
         self._next_request += 1
+        done = False
+        sent = False
         try:
             self._sock.sendall(w.frame(type_, request, body))
+            sent = True
             bodies = []
             while True:
                 rtype, flags, rid, rbody = self._read_frame()
+                if rid in self._abandoned:
+                    self._settle_abandoned(rid, rtype, flags, rbody)
+                    continue
                 if rid != request:
-                    raise ProtocolError("reply to request %d arrived while waiting for %d" % (rid, request))
+                    self._broken = "reply to request %d arrived while waiting for %d" % (rid, request)
+                    raise ProtocolError(self._broken)
                 if rtype == w.ERROR_TYPE:
-                    if len(rbody) < w.ERROR.size:
-                        raise ProtocolError("ERROR reply of %d bytes" % len(rbody))
-                    code, length = w.ERROR.unpack_from(rbody)
-                    raise from_wire(code, bytes(rbody[w.ERROR.size:w.ERROR.size + length]).decode("utf-8", "replace"))
+                    done = True
+                    raise self._error(rbody)
                 if rtype != type_ | w.REPLY_BIT:
-                    raise ProtocolError("reply of type %d to a request of type %d" % (rtype, type_))
+                    self._broken = "reply of type %d to a request of type %d" % (rtype, type_)
+                    raise ProtocolError(self._broken)
                 if not many:
+                    done = True
                     return flags, rbody
                 bodies.append(rbody)
                 if not flags & w.FLAG_MORE:
+                    done = True
                     return bodies
         except (ConnectionError, EOFError) as e:
-            raise ProtocolError("lost the connection to the Depot daemon at %s: %s" % (self.socket_path, e)) from None
+            self._broken = "lost the connection to the Depot daemon at %s: %s" % (self.socket_path, e)
+            raise ProtocolError(self._broken) from None
+        finally:
+            if not done and self._broken is None:
+                if not sent or self._in_frame:
+                    self._broken = ("a request was interrupted in the middle of a frame, so the connection is out of "
+                                    "step; close this client and connect again")
+                else:
+                    # Interrupted between frames (KeyboardInterrupt in a long get, say): the reply will still
+                    # come. It is skipped then, and whatever it pinned or created is given back.
+                    self._abandoned[request] = (type_, bytes(body))
+
+    def _error(self, body):
+        if len(body) < w.ERROR.size:
+            return ProtocolError("ERROR reply of %d bytes" % len(body))
+        code, length = w.ERROR.unpack_from(body)
+        return from_wire(code, bytes(body[w.ERROR.size:w.ERROR.size + length]).decode("utf-8", "replace"))
+
+    def _settle_abandoned(self, rid, rtype, flags, rbody):
+        """Consumes a reply to an interrupted request, undoing its effect (a pin, a writer)."""
+        type_, body = self._abandoned[rid]
+        if flags & w.FLAG_MORE:
+            return
+        del self._abandoned[rid]
+        if rtype == w.ERROR_TYPE:
+            return
+        if type_ == w.GET_TYPE:
+            self._deferred_releases.append(body[:w.ID.size])
+        elif type_ == w.GET_MANY_TYPE:
+            count, _ = w.COUNT.unpack_from(rbody)
+            for i in range(count):
+                if w.LOCATION.unpack_from(rbody, w.COUNT.size + i * w.LOCATION.size)[4]:
+                    at = w.GET_MANY.size + i * w.ID.size
+                    self._deferred_releases.append(body[at:at + w.ID.size])
+        elif type_ == w.CREATE_TYPE:
+            self._deferred_aborts.append(body[:w.ID.size])
 
     def _read_frame(self):
         head = self._read_exactly(w.HEADER_LENGTH)
         length, type_, flags, rid = w.HEADER.unpack(head)
         if length < w.MIN_LENGTH or length > w.MAX_LENGTH:
-            raise ProtocolError("reply frame length %d is outside %d..%d" % (length, w.MIN_LENGTH, w.MAX_LENGTH))
-        return type_, flags, rid, memoryview(self._read_exactly(length - w.MIN_LENGTH))
+            self._broken = "reply frame length %d is outside %d..%d" % (length, w.MIN_LENGTH, w.MAX_LENGTH)
+            raise ProtocolError(self._broken)
+        self._in_frame = True
+        body = self._read_exactly(length - w.MIN_LENGTH)
+        self._in_frame = False
+        return type_, flags, rid, memoryview(body)
 
     def _read_exactly(self, n):
         buf = bytearray(n)
@@ -164,12 +218,16 @@ class Client:
             if k == 0:
                 raise EOFError("the daemon closed the connection")
             got += k
+            self._in_frame = got < n or self._in_frame
         return buf
 
     def _flush_deferred_releases(self):
         while self._deferred_releases:
             raw = self._deferred_releases.popleft()
             self._exchange(w.RELEASE_TYPE, w.ID.pack(raw), False)
+        while self._deferred_aborts:
+            raw = self._deferred_aborts.popleft()
+            self._exchange(w.ABORT_TYPE, w.ID.pack(raw), False)
 
     def _location(self, body, at=0):
         data_offset, size, meta_offset, meta_length, found = w.LOCATION.unpack_from(body, at)

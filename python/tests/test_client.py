@@ -174,3 +174,33 @@ def test_object_ids_match_the_java_derivation():
         depot.ObjectId.from_hex("abc")
     with pytest.raises(TypeError, match="ObjectId.of"):
         as_id("a name")
+
+
+class _Interrupted(Exception):
+    pass
+
+
+def test_a_get_interrupted_while_waiting_leaves_the_client_in_step(daemon, client):
+    import signal
+
+    oid = depot.ObjectId.of("interrupted")
+
+    def interrupt(signum, frame):
+        raise _Interrupted()
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        with pytest.raises(_Interrupted):
+            client.get(oid, timeout=None)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    # the next request ends the daemon's wait; the abandoned GET's answer is skipped
+    assert not client.contains(oid)
+    with depot.connect(daemon.dir) as other:
+        other.put(oid, b"late")
+        assert client.stat().connection_pins == 0
+        assert other.stat().pinned_bytes == 0
+    with client.get(oid, timeout=1) as view:
+        assert bytes(view.data) == b"late"

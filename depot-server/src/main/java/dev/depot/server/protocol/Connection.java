@@ -37,6 +37,8 @@ final class Connection implements Runnable {
     private final FrameWriter writer;
     private final ConnectionObjects objects = new ConnectionObjects();
     private boolean greeted;
+    /** The request being answered stopped waiting: its client has sent the next one. */
+    private boolean cancelled;
 
     Connection(ControlServer.Context context, SocketChannel channel, String name) {
         this.context = context;
@@ -107,6 +109,7 @@ final class Connection implements Runnable {
             if (f.flags() != 0) {
                 throw new ProtocolException(typeName(f.type()) + " request has flags " + f.flags() + "; requests carry none");
             }
+            cancelled = false;
             reply = switch (f.type()) {
                 case TYPE_HELLO -> hello(f);
                 case TYPE_CREATE -> create(f);
@@ -220,6 +223,7 @@ final class Connection implements Runnable {
         ObjectView v = await(id, timeout);
         if (v == null) {
             throw new ObjectMissingException("object " + id + (timeout == 0 ? " does not exist"
+                : cancelled ? " was not sealed before the client sent its next request"
                 : " was not sealed within " + timeout + " ms") + " in the store at " + client.directory());
         }
         objects.addView(v);
@@ -270,12 +274,14 @@ final class Connection implements Runnable {
     }
 
     /**
-     * Gets {@code id}, waiting up to {@code timeout} ms (0: not at all; negative: until it comes), in slices so a
-     * client that hangs up or a daemon that closes ends the wait.
+     * Gets {@code id}, waiting up to {@code timeout} ms (0: not at all; negative: until it comes). The wait is
+     * cut into slices so that it ends early when the client hangs up or the daemon closes ({@link PeerGone}),
+     * or when the client sends its next request: a client only does that after giving up on this one (it was
+     * interrupted), so the wait ends as if timed out, this request is answered, then the next one.
      */
     private ObjectView await(ObjectId id, long timeout) throws IOException, InterruptedException {
         ObjectView v = client.tryGet(id, 0);
-        if (v != null || timeout == 0) {
+        if (v != null || timeout == 0 || cancelled) {
             return v;
         }
         long deadline = System.nanoTime() + timeout * 1_000_000L;
@@ -289,8 +295,16 @@ final class Connection implements Runnable {
             if (v != null) {
                 return v;
             }
-            if (context.closing() || reader.peerClosed()) {
+            if (context.closing()) {
                 throw new PeerGone();
+            }
+            switch (reader.poll()) {
+                case CLOSED -> throw new PeerGone();
+                case SENT_MORE -> {
+                    cancelled = true;
+                    return client.tryGet(id, 0);
+                }
+                case IDLE -> { }
             }
         }
     }

@@ -90,25 +90,27 @@ final class FrameReader {
         }
     }
 
+    /** What {@link #poll} saw. */
+    enum Peer { IDLE, SENT_MORE, CLOSED }
+
     /**
-     * True when the peer has closed its end. Looks without blocking: bytes that arrived meanwhile (a pipelined
-     * request) are kept for {@link #read}.
+     * Looks, without blocking, whether the peer has sent more bytes (a next request) or closed its end. Bytes
+     * that arrived are kept for {@link #read}.
      */
-    boolean peerClosed() throws IOException {
-        if (endOfStream) {
-            return true;
-        }
-        if (!buffer.hasRemaining()) {
-            return false;
-        }
-        channel.configureBlocking(false);
-        try {
-            if (channel.read(buffer) < 0) {
-                endOfStream = true;
+    Peer poll() throws IOException {
+        if (!endOfStream && buffer.hasRemaining()) {
+            channel.configureBlocking(false);
+            try {
+                if (channel.read(buffer) < 0) {
+                    endOfStream = true;
+                }
+            } finally {
+                channel.configureBlocking(true);
             }
-        } finally {
-            channel.configureBlocking(true);
         }
-        return endOfStream;
+        if (buffer.position() > 0) {
+            return Peer.SENT_MORE;
+        }
+        return endOfStream ? Peer.CLOSED : Peer.IDLE;
     }
 }

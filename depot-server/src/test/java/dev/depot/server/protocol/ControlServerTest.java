@@ -170,6 +170,23 @@ class ControlServerTest {
     }
 
     @Test
+    void shouldEndAWaitingGetWhenTheClientSendsItsNextRequest() throws Exception {
+        ObjectId id = ObjectId.of("given-up");
+        try (ProtocolTestClient c = ProtocolTestClient.open(temp.dir())) {
+            c.send(c.frame(FrameDescriptor.TYPE_GET, 0, ProtocolTestClient.body(GET_LENGTH)
+                .put(GET_ID_OFFSET, id.toBytes()).putLong(GET_TIMEOUT_OFFSET, -1)));
+            c.send(c.frame(FrameDescriptor.TYPE_CONTAINS, 0, ProtocolTestClient.body(ID_REQUEST_LENGTH)
+                .put(ID_REQUEST_ID_OFFSET, id.toBytes())));
+            RemoteError e = c.readError();
+            assertEquals(ErrorCode.OBJECT_MISSING, e.code);
+            assertTrue(e.getMessage().contains("before the client sent its next request"), e.getMessage());
+            ProtocolTestClient.Reply contains = c.readReply();
+            assertEquals(FrameDescriptor.replyType(FrameDescriptor.TYPE_CONTAINS), contains.type());
+            assertEquals(0, contains.body().getInt(BOOLEAN_VALUE_OFFSET));
+        }
+    }
+
+    @Test
     void shouldAbortAnUnsealedObject() throws Exception {
         ObjectId id = ObjectId.of("abandoned");
         try (ProtocolTestClient c = ProtocolTestClient.open(temp.dir())) {
