@@ -294,7 +294,8 @@ public final class Store implements AutoCloseable {
                     index.touch(slot, System.currentTimeMillis());
                     return new Pin(record, position);
                 }
-                pins.unpin(position);
+                // A deleter may have seen this transient pin and deferred: release it as unpin does.
+                release(record, position);
                 if (st == EntryState.EVICTING) {
                     long now = System.nanoTime();
                     if (evictingSince == 0) {
@@ -314,10 +315,15 @@ public final class Store implements AutoCloseable {
 
     /** Releases a pin; completes a deferred delete when this was the last pin on it. */
     public void unpin(Pin pin) {
-        pins.unpin(pin.position());
-        int slot = pin.slot();
+        release(pin.record(), pin.position());
+    }
+
+    /** Clears a pin record; completes a deferred delete when this was the last pin on it. */
+    private void release(long record, int position) {
+        pins.unpin(position);
+        int slot = ClientTableDescriptor.pinnedSlot(record);
         long sw = index.stateWordVolatile(slot);
-        if (state(sw) == EntryState.DELETE_PENDING && generation(sw) == pin.generation()) {
+        if (state(sw) == EntryState.DELETE_PENDING && generation(sw) == (int) record) {
             tryFinishDelete(slot, sw);
         }
     }
