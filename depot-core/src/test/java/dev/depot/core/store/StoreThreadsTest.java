@@ -117,4 +117,40 @@ class StoreThreadsTest {
             pool.shutdownNow();
         }
     }
+    @Test
+    void shouldNeverFreeAnObjectAReaderPinnedWhileItWasDeletedOrEvicted() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try (var f = new StoreFixture()) {
+            CyclicBarrier start = new CyclicBarrier(2);
+            var random = new SplittableRandom(8);
+            for (int i = 0; i < 3000; i++) {
+                TestId id = TestId.random(random);
+                long record = f.put(id, 256);
+                boolean evict = i % 2 == 0;
+                Future<Pin> reader = pool.submit(() -> {
+                    start.await();
+                    return f.pin(id);
+                });
+                Future<Boolean> remover = pool.submit(() -> {
+                    start.await();
+                    return evict ? f.store.evict(Long.MAX_VALUE) > 0 : f.delete(id);
+                });
+                Pin pin = reader.get();
+                boolean removed = remover.get();
+                if (pin != null) {
+                    assertTrue(f.stateOf(record).isLive(), "iteration " + i + ": a pinned object was freed");
+                    StoreFixture.assertPattern(id, f.store.data(pin.slot()));
+                    f.store.unpin(pin);
+                }
+                if (!removed) {
+                    assertTrue(pin != null && evict, "iteration " + i + ": only a pin stops an eviction, never a delete");
+                    f.delete(id);
+                }
+                assertEquals(false, f.stateOf(record).isLive(), "iteration " + i);
+            }
+            assertEquals(0, f.assertConsistent().usedBytes());
+        } finally {
+            pool.shutdownNow();
+        }
+    }
 }
