@@ -20,10 +20,14 @@ final class BenchStore implements AutoCloseable {
 
     private final Path dir;
     private final DepotServer server;
+    /** Removes the directory when the JVM is stopped (Ctrl-C, SIGTERM) before {@link #close}. */
+    private final Thread onExit;
 
     private BenchStore(Path dir, DepotServer server) {
         this.dir = dir;
         this.server = server;
+        this.onExit = new Thread(() -> deleteTree(dir), "depot-bench-cleanup");
+        Runtime.getRuntime().addShutdownHook(onExit);
     }
 
     static BenchStore start(long capacity) {
@@ -52,6 +56,11 @@ final class BenchStore implements AutoCloseable {
             server.close();
         } finally {
             deleteTree(dir);
+            try {
+                Runtime.getRuntime().removeShutdownHook(onExit);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs anyway; the directory is gone already
+            }
         }
     }
 

@@ -45,10 +45,12 @@ final class GetSizeBench implements Benchmark {
                     w.seal();
                 }
             }
+            for (long size : sizes) {
+                getTimes(reader, idOf(size), gets / 2);
+            }
             long smallest = 0;
             for (long size : sizes) {
                 ObjectId id = idOf(size);
-                getTimes(reader, id, gets / 4);
                 LatencyHistogram h = getTimes(reader, id, gets);
                 long copyNanos = copyTime(reader, id, arena, size);
                 long p50 = h.percentile(0.5);

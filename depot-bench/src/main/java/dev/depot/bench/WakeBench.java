@@ -54,6 +54,7 @@ final class WakeBench implements Benchmark {
                         w.seal();
                     }
                 }
+                b.awaitLine("SCONNECTED", 60);
                 try (SocketChannel c = server.accept()) {
                     ByteBuffer stamp = ByteBuffer.allocateDirect(Long.BYTES);
                     for (int i = 0; i < count; i++) {
@@ -98,6 +99,7 @@ final class WakeBench implements Benchmark {
         }
         LatencyHistogram socket = new LatencyHistogram();
         try (SocketChannel c = UnixSockets.connect(Path.of(args[1]))) {
+            io.say("SCONNECTED");
             ByteBuffer stamp = ByteBuffer.allocateDirect(Long.BYTES);
             for (int i = 0; i < count; i++) {
                 io.say("SWAIT " + i);
