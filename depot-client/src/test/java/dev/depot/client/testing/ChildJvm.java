@@ -35,11 +35,17 @@ public final class ChildJvm implements AutoCloseable {
     }
 
     public static ChildJvm start(Class<?> mainClass, String... args) {
+        return startWith(List.of(), mainClass, args);
+    }
+
+    /** As {@link #start} with extra JVM options (for example {@code -Xint} to stress under the interpreter). */
+    public static ChildJvm startWith(List<String> jvmOptions, Class<?> mainClass, String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("--enable-native-access=ALL-UNNAMED");
         cmd.add("-Xmx256m");
         cmd.add("-XX:+UseSerialGC");
+        cmd.addAll(jvmOptions);
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(mainClass.getName());

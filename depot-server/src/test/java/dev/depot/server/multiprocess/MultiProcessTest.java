@@ -154,9 +154,15 @@ class MultiProcessTest {
     @Test
     void shouldStayConsistentUnderConcurrentProcesses() throws Exception {
         DepotClient depot = startDaemon().client();
+        // One worker per JIT setting (interpreter, C1 only, full tiering): orderings that one compiler happens to
+        // keep may break under another.
+        List<List<String>> jits = List.of(List.of("-Xint"), List.of("-XX:TieredStopAtLevel=1"), List.of());
         List<ChildJvm> workers = new ArrayList<>();
-        for (int i = 0; i < 3; i++) {
-            workers.add(child(Children.Stress.class, temp.dir(), 1000 + i, 3000, 40));
+        for (int i = 0; i < jits.size(); i++) {
+            ChildJvm w = ChildJvm.startWith(jits.get(i), Children.Stress.class, temp.dir().toString(),
+                Integer.toString(1000 + i), Integer.toString(jits.get(i).isEmpty() ? 3000 : 1500), "40");
+            children.add(w);
+            workers.add(w);
         }
         for (ChildJvm w : workers) {
             String line = w.awaitLine("", 120);
