@@ -36,7 +36,9 @@ def java_executable():
 
 
 def class_path():
-    """The modules' target/classes directories; None when they are not built."""
+    """$DEPOT_CLASSPATH if set, else the modules' target/classes directories; None when they are not built."""
+    if os.environ.get("DEPOT_CLASSPATH"):
+        return os.environ["DEPOT_CLASSPATH"]
     dirs = [os.path.join(REPO, m, "target", "classes") for m in MODULES]
     probes = ["dev/depot/core/store/Store.class", "dev/depot/client/DepotClient.class",
               "dev/depot/server/DaemonMain.class"]
