@@ -106,6 +106,11 @@ public final class AllocationLock {
                 throw new IllegalStateException("allocator lock released by client " + me + " but held by "
                     + (Atomics.getLongVolatile(header, ALLOC_LOCK_OFFSET) - 1));
             }
+            // Dekker with a sleeper, which counts itself in LOCK_WAITERS and then sleeps only while the word
+            // still names the holder: we cleared the word, then read the count.
+            if (Atomics.getIntVolatile(header, LOCK_WAITERS_OFFSET) > 0) {
+                Native.futexWake(header.address() + ALLOC_LOCK_OFFSET, 1);
+            }
         } finally {
             local.unlock();
         }
