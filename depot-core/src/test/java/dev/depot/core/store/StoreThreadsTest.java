@@ -45,7 +45,9 @@ class StoreThreadsTest {
                         if (random.nextBoolean()) {
                             f.store.delete(id.w0(), id.w1(), id.w2());
                         }
-                        f.store.statistics();
+                        if (i % 16 == 0) {
+                            f.store.statistics();
+                        }
                         done++;
                     }
                     return done;
