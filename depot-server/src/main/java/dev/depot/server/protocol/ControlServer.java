@@ -14,6 +14,7 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipal;
 import java.util.Map;
@@ -76,15 +77,24 @@ public final class ControlServer implements AutoCloseable {
      */
     public static ControlServer start(DepotServer server, Consumer<String> log) {
         Path socket = socketIn(server.directory());
+        // Bound under a temporary name, made 0600, then renamed into place: no client ever sees a socket with
+        // wider permissions.
+        Path bound = server.directory().resolve(SOCKET_NAME + ".tmp-" + ProcessHandle.current().pid());
         ServerSocketChannel channel = null;
         try {
-            Files.deleteIfExists(socket);
+            Files.deleteIfExists(bound);
             channel = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-            channel.bind(UnixDomainSocketAddress.of(socket));
-            Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
+            channel.bind(UnixDomainSocketAddress.of(bound));
+            Files.setPosixFilePermissions(bound, PosixFilePermissions.fromString("rw-------"));
+            Files.move(bound, socket, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             return new ControlServer(server, log, socket, channel);
         } catch (IOException e) {
             closeQuietly(channel);
+            try {
+                Files.deleteIfExists(bound);
+            } catch (IOException ignored) {
+                // reported below
+            }
             throw new UncheckedIOException("cannot serve the control socket " + socket + ": " + e.getMessage(), e);
         }
     }
