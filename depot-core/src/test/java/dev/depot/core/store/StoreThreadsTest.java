@@ -155,4 +155,40 @@ class StoreThreadsTest {
             pool.shutdownNow();
         }
     }
+    @Test
+    void shouldSerialiseTwoClientsOnTheSharedAllocatorLock() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try (var f = new StoreFixture(StoreLayout.forCapacity(1 << 20, 4, 256, 4096));
+             Store other = Store.open(f.dir.path(), dev.depot.core.clients.ClientTableDescriptor.KIND_JAVA)) {
+            // Two clients (two mappings, two client slots) contend on the lock word itself, not the local lock.
+            CyclicBarrier start = new CyclicBarrier(2);
+            List<Future<Integer>> results = new ArrayList<>();
+            for (Store s : List.of(f.store, other)) {
+                long seed = s.clientSlot();
+                results.add(pool.submit(() -> {
+                    var random = new SplittableRandom(seed);
+                    start.await();
+                    int kept = 0;
+                    for (int i = 0; i < 2000; i++) {
+                        TestId id = TestId.random(random);
+                        long record = s.create(id.w0(), id.w1(), id.w2(), random.nextInt(1000), new byte[0], true, id.text());
+                        s.seal(record);
+                        if (random.nextInt(4) != 0) {
+                            s.delete(id.w0(), id.w1(), id.w2());
+                        } else {
+                            kept++;
+                        }
+                    }
+                    return kept;
+                }));
+            }
+            for (Future<Integer> r : results) {
+                r.get();
+            }
+            assertEquals(-1, f.store.lock.holder());
+            f.assertConsistent();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
 }
