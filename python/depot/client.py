@@ -7,6 +7,7 @@ import mmap
 import os
 import socket
 import threading
+import time
 
 from . import _wire as w
 from .errors import (DaemonNotRunningError, ProtocolError, StoreNotFoundError, ViewReleasedError, from_wire)
@@ -136,11 +137,18 @@ class Client:
         done = False
         sent = False
         try:
-            self._sock.sendall(w.frame(type_, request, body))
+            try:
+                self._sock.sendall(w.frame(type_, request, body))
+            except ConnectionError as e:
+                raise self._farewell(e) from None
             sent = True
             bodies = []
             while True:
                 rtype, flags, rid, rbody = self._read_frame()
+                if rid == 0 and rtype == w.ERROR_TYPE:
+                    # about the connection, not a request (refused peer, broken frame): the daemon hangs up
+                    self._broken = "the daemon ended the connection"
+                    raise self._error(rbody)
                 if rid in self._abandoned:
                     self._settle_abandoned(rid, rtype, flags, rbody)
                     continue
@@ -172,6 +180,18 @@ class Client:
                     # Interrupted between frames (KeyboardInterrupt in a long get, say): the reply will still
                     # come. It is skipped then, and whatever it pinned or created is given back.
                     self._abandoned[request] = (type_, bytes(body))
+
+    def _farewell(self, cause):
+        """The daemon hung up: its last word (an ERROR frame) if it left one, else a ProtocolError."""
+        self._broken = "lost the connection to the Depot daemon at %s: %s" % (self.socket_path, cause)
+        try:
+            self._sock.settimeout(1.0)
+            rtype, _, _, rbody = self._read_frame()
+            if rtype == w.ERROR_TYPE:
+                return self._error(rbody)
+        except (OSError, EOFError, ProtocolError):
+            pass
+        return ProtocolError(self._broken)
 
     def _error(self, body):
         if len(body) < w.ERROR.size:
@@ -282,10 +302,14 @@ class Client:
         """Gets several objects, waiting up to ``timeout`` seconds in total. Returns one entry per id, in
         order: an ``ObjectView``, or None for an object still missing at the end."""
         oids = [as_id(o) for o in oids]
+        millis = _timeout_millis(timeout)
+        deadline = time.monotonic() + millis / 1000.0
         out = []
         for start in range(0, len(oids), self.max_get_many):
             chunk = oids[start:start + self.max_get_many]
-            request = w.GET_MANY.pack(_timeout_millis(timeout), len(chunk), 0) + b"".join(bytes(o) for o in chunk)
+            if millis > 0 and start > 0:
+                millis = max(0, math.ceil((deadline - time.monotonic()) * 1000))
+            request = w.GET_MANY.pack(millis, len(chunk), 0) + b"".join(bytes(o) for o in chunk)
             _, body = self._call(w.GET_MANY_TYPE, request)
             count, _ = w.COUNT.unpack_from(body)
             if count != len(chunk) or len(body) != w.COUNT.size + count * w.LOCATION.size:

@@ -1,4 +1,5 @@
 import hashlib
+import os
 import threading
 
 import pytest
@@ -204,3 +205,39 @@ def test_a_get_interrupted_while_waiting_leaves_the_client_in_step(daemon, clien
         assert other.stat().pinned_bytes == 0
     with client.get(oid, timeout=1) as view:
         assert bytes(view.data) == b"late"
+
+
+REFUSED_USER = """
+import os, sys, depot
+os.setgid(65534)
+os.setuid(65534)
+try:
+    depot.connect(sys.argv[1])
+    print("served")
+except depot.PermissionDeniedError as e:
+    print("refused:", e)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a client as another user")
+def test_a_client_of_another_user_is_refused(daemon):
+    from conftest import python_child
+    # Open the directory and socket to everyone, so only the daemon's own check stands in the way.
+    os.chmod(daemon.dir, 0o711)
+    os.chmod(os.path.join(daemon.dir, "depot.sock"), 0o666)
+    with python_child(REFUSED_USER, daemon.dir) as child:
+        line = child.await_line("")
+        assert line.startswith("refused:") and "serves only user" in line, line
+
+
+def test_get_many_takes_more_ids_than_one_request_holds(client):
+    oids = [depot.ObjectId.of("many-%d" % i) for i in range(client.max_get_many + 5)]
+    for oid in oids[::100]:
+        client.put(oid, b"x")
+    views = client.get_many(oids, timeout=0)
+    assert len(views) == len(oids)
+    found = [v for v in views if v is not None]
+    assert len(found) == len(oids[::100])
+    for v in found:
+        v.release()
+    assert client.stat().connection_pins == 0
