@@ -28,6 +28,9 @@ public final class AllocationLock {
     /** Orders this process's threads, which share one client slot and so one lock-word value. */
     private final ReentrantLock local = new ReentrantLock();
 
+    /** Lock word left by {@link #releaseForRebuild}: above any client + 1 (at most 65535 clients). */
+    static final long NEEDS_REBUILD = 0x1_0001L;
+
     public AllocationLock(MemorySegment header, ClientTable clients) {
         this.header = header;
         this.clients = clients;
@@ -64,6 +67,12 @@ public final class AllocationLock {
             if (holder == 0) {
                 if (Atomics.compareAndSetLong(header, ALLOC_LOCK_OFFSET, 0, mine)) {
                     return false;
+                }
+                continue;
+            }
+            if (holder == NEEDS_REBUILD) {
+                if (Atomics.compareAndSetLong(header, ALLOC_LOCK_OFFSET, NEEDS_REBUILD, mine)) {
+                    return true;
                 }
                 continue;
             }
@@ -108,6 +117,22 @@ public final class AllocationLock {
             }
             // Dekker with a sleeper, which counts itself in LOCK_WAITERS and then sleeps only while the word
             // still names the holder: we cleared the word, then read the count.
+            if (Atomics.getIntVolatile(header, LOCK_WAITERS_OFFSET) > 0) {
+                Native.futexWake(header.address() + ALLOC_LOCK_OFFSET, 1);
+            }
+        } finally {
+            local.unlock();
+        }
+    }
+
+    /**
+     * Releases the lock marked so that the next acquirer rebuilds the protected state: for a holder whose
+     * rebuild failed half-way (corruption it could not handle), which must neither keep the lock forever nor
+     * hand a half-rebuilt heap to the next process as if it were sound.
+     */
+    public void releaseForRebuild(int me) {
+        try {
+            Atomics.compareAndSetLong(header, ALLOC_LOCK_OFFSET, me + 1L, NEEDS_REBUILD);
             if (Atomics.getIntVolatile(header, LOCK_WAITERS_OFFSET) > 0) {
                 Native.futexWake(header.address() + ALLOC_LOCK_OFFSET, 1);
             }

@@ -464,7 +464,17 @@ public final class Store implements AutoCloseable {
     /** Takes the allocator lock, rebuilding the heap first when the previous holder died holding it. */
     void lockAndRecover() {
         if (lock.acquire(me)) {
-            new Recovery(this).rebuildUnderLock();
+            rebuildOrHandOn();
+        }
+    }
+
+    /** Rebuilds under the lock; if that fails, releases the lock marked for the next holder to rebuild. */
+    private List<String> rebuildOrHandOn() {
+        try {
+            return new Recovery(this).rebuildUnderLock();
+        } catch (RuntimeException | Error e) {
+            lock.releaseForRebuild(me);
+            throw e;
         }
     }
 
@@ -475,11 +485,9 @@ public final class Store implements AutoCloseable {
     public List<String> recover() {
         checkOpen();
         lock.acquire(me);
-        try {
-            return new Recovery(this).rebuildUnderLock();
-        } finally {
-            lock.release(me);
-        }
+        List<String> problems = rebuildOrHandOn();
+        lock.release(me);
+        return problems;
     }
 
     /** Reclaims clients whose processes died and completes deferred deletes; returns how many were reclaimed. */

@@ -221,6 +221,22 @@ class RecoveryTest {
     }
 
     @Test
+    void shouldHandOnARebuildThatFailedToTheNextHolder() {
+        try (var f = new StoreFixture()) {
+            TestId kept = f.newId();
+            f.put(kept, 1000);
+            // A holder whose rebuild failed left the lock marked; the next holder rebuilds at once, without
+            // waiting for a liveness check.
+            Atomics.putLongVolatile(f.store.header, ALLOC_LOCK_OFFSET, AllocationLock.NEEDS_REBUILD);
+            Atomics.putLongVolatile(f.store.header, USED_BYTES_OFFSET, 12345);
+            f.put(f.newId(), 10);
+            assertEquals(-1, f.store.lock.holder());
+            assertNotNull(f.pin(kept));
+            f.assertConsistent();
+        }
+    }
+
+    @Test
     void shouldStealTheAllocationLockNamingAFreeClientSlot() {
         try (var f = new StoreFixture()) {
             Atomics.putLongVolatile(f.store.header, ALLOC_LOCK_OFFSET, 7 + 1);
