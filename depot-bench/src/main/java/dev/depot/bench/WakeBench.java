@@ -25,6 +25,8 @@ final class WakeBench implements Benchmark {
     static final String ROLE = "wake";
     /** Time given to B to get into its wait after it said it is about to wait. */
     private static final long SETTLE_NANOS = 1_000_000;
+    /** Wakes done first and not counted: the first ones load classes and link the futex downcall. */
+    static final int WARM = 50;
 
     @Override
     public String name() {
@@ -39,14 +41,15 @@ final class WakeBench implements Benchmark {
     @Override
     public void run(boolean quick, Consumer<Result> out) throws Exception {
         int count = quick ? 300 : 3000;
+        int total = count + WARM;
         try (BenchStore store = BenchStore.start(16 * Units.MIB);
              ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             Path socketPath = store.dir().resolve("wake.sock");
             server.bind(UnixDomainSocketAddress.of(socketPath));
             DepotClient depot = store.server().client();
             try (Child b = Child.start(ROLE, 128, store.dir().toString(), socketPath.toString(),
-                Integer.toString(count))) {
-                for (int i = 0; i < count; i++) {
+                Integer.toString(total))) {
+                for (int i = 0; i < total; i++) {
                     b.awaitLine("WAIT " + i, 60);
                     LockSupport.parkNanos(SETTLE_NANOS);
                     try (ObjectWriter w = depot.create(idOf(i), 64)) {
@@ -57,7 +60,7 @@ final class WakeBench implements Benchmark {
                 b.awaitLine("SCONNECTED", 60);
                 try (SocketChannel c = server.accept()) {
                     ByteBuffer stamp = ByteBuffer.allocateDirect(Long.BYTES);
-                    for (int i = 0; i < count; i++) {
+                    for (int i = 0; i < total; i++) {
                         b.awaitLine("SWAIT " + i, 60);
                         LockSupport.parkNanos(SETTLE_NANOS);
                         stamp.clear();
@@ -92,7 +95,9 @@ final class WakeBench implements Benchmark {
                 io.say("WAIT " + i);
                 try (ObjectView v = client.get(id, 30_000)) {
                     long now = System.nanoTime();
-                    depot.record(now - v.data().get(ValueLayout.JAVA_LONG, 0));
+                    if (i >= WARM) {
+                        depot.record(now - v.data().get(ValueLayout.JAVA_LONG, 0));
+                    }
                 }
                 client.delete(id);
             }
@@ -106,7 +111,9 @@ final class WakeBench implements Benchmark {
                 stamp.clear();
                 UnixSockets.readFully(c, stamp);
                 long now = System.nanoTime();
-                socket.record(now - stamp.getLong(0));
+                if (i >= WARM) {
+                    socket.record(now - stamp.getLong(0));
+                }
             }
         }
         io.say("RESULT depot=" + depot.summary() + " socket=" + socket.summary());
