@@ -9,7 +9,6 @@ import dev.depot.client.ObjectId;
 import dev.depot.client.ObjectInfo;
 import dev.depot.client.ObjectView;
 import dev.depot.client.ObjectWriter;
-import dev.depot.client.StoreStats;
 import dev.depot.core.store.Store;
 import dev.depot.errors.DepotException;
 import dev.depot.errors.ErrorCode;
@@ -158,21 +157,7 @@ final class Connection implements Runnable {
                 + VERSION_MAJOR + "." + VERSION_MINOR + "; use a client of major version " + VERSION_MAJOR);
         }
         greeted = true;
-        byte[] path = context.storeFile().toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        ByteBuffer reply = FrameWriter.frame(replyType(TYPE_HELLO), 0, f.requestId(), WELCOME_PATH_OFFSET + path.length);
-        ByteBuffer r = FrameWriter.body(reply);
-        r.putShort(WELCOME_MAJOR_OFFSET, (short) VERSION_MAJOR);
-        r.putShort(WELCOME_MINOR_OFFSET, (short) VERSION_MINOR);
-        r.putInt(WELCOME_DAEMON_PID_OFFSET, context.daemonPid());
-        r.putLong(WELCOME_FILE_LENGTH_OFFSET, context.fileLength());
-        r.putLong(WELCOME_HEAP_OFFSET_OFFSET, context.heapOffset());
-        r.putLong(WELCOME_HEAP_LENGTH_OFFSET, context.heapLength());
-        r.putInt(WELCOME_MAX_BODY_OFFSET, MAX_BODY_LENGTH);
-        r.putInt(WELCOME_MAX_METADATA_OFFSET, Store.MAX_METADATA_LENGTH);
-        r.putInt(WELCOME_MAX_GET_MANY_OFFSET, GET_MANY_MAX_IDS);
-        r.putInt(WELCOME_PATH_LENGTH_OFFSET, path.length);
-        r.put(WELCOME_PATH_OFFSET, path);
-        return reply;
+        return Replies.welcome(f, context);
     }
 
     private ByteBuffer create(Frame f) {
@@ -199,21 +184,17 @@ final class Connection implements Runnable {
             ? client.create(id, size, metadata, CreateOption.NO_EVICT)
             : client.create(id, size, metadata);
         objects.addWriter(w);
-        ByteBuffer reply = FrameWriter.frame(replyType(TYPE_CREATE), 0, f.requestId(), CREATED_LENGTH);
-        ByteBuffer r = FrameWriter.body(reply);
-        r.putLong(CREATED_DATA_OFFSET_OFFSET, context.fileOffsetOf(w.data()));
-        r.putLong(CREATED_SIZE_OFFSET, size);
-        return reply;
+        return Replies.created(f, context.fileOffsetOf(w.data()), size);
     }
 
     private ByteBuffer seal(Frame f) {
         objects.takeWriter(idOnly(f)).seal();
-        return FrameWriter.frame(replyType(TYPE_SEAL), 0, f.requestId(), 0);
+        return Replies.empty(f);
     }
 
     private ByteBuffer abort(Frame f) {
         objects.takeWriter(idOnly(f)).abort();
-        return FrameWriter.frame(replyType(TYPE_ABORT), 0, f.requestId(), 0);
+        return Replies.empty(f);
     }
 
     private ByteBuffer get(Frame f) throws IOException, InterruptedException {
@@ -310,32 +291,20 @@ final class Connection implements Runnable {
     }
 
     private void putLocation(ByteBuffer r, int at, ObjectView v) {
-        long dataOffset = context.fileOffsetOf(v.data());
-        r.putLong(at + LOCATION_DATA_OFFSET_OFFSET, dataOffset);
-        r.putLong(at + LOCATION_DATA_SIZE_OFFSET, v.size());
-        // The metadata lies right after the data in the object's heap block (Store.metadata).
-        r.putLong(at + LOCATION_METADATA_OFFSET_OFFSET, dataOffset + v.size());
-        r.putInt(at + LOCATION_METADATA_LENGTH_OFFSET, v.metadata().length);
-        r.putInt(at + LOCATION_FOUND_OFFSET, 1);
+        Replies.putLocation(r, at, context.fileOffsetOf(v.data()), v);
     }
 
     private ByteBuffer release(Frame f) {
         objects.release(idOnly(f));
-        return FrameWriter.frame(replyType(TYPE_RELEASE), 0, f.requestId(), 0);
+        return Replies.empty(f);
     }
 
     private ByteBuffer contains(Frame f) {
-        return booleanReply(f, client.contains(idOnly(f)));
+        return Replies.bool(f, client.contains(idOnly(f)));
     }
 
     private ByteBuffer delete(Frame f) {
-        return booleanReply(f, client.delete(idOnly(f)));
-    }
-
-    private static ByteBuffer booleanReply(Frame f, boolean value) {
-        ByteBuffer reply = FrameWriter.frame(replyType(f.type()), 0, f.requestId(), BOOLEAN_LENGTH);
-        FrameWriter.body(reply).putInt(BOOLEAN_VALUE_OFFSET, value ? 1 : 0);
-        return reply;
+        return Replies.bool(f, client.delete(idOnly(f)));
     }
 
     /** Sends the listing in frames of at most {@link MessageDescriptor#LIST_ENTRIES_PER_FRAME} entries. */
@@ -345,23 +314,8 @@ final class Connection implements Runnable {
         int start = 0;
         while (true) {
             int n = Math.min(LIST_ENTRIES_PER_FRAME, all.size() - start);
-            boolean last = start + n == all.size();
-            ByteBuffer reply = FrameWriter.frame(replyType(TYPE_LIST), last ? 0 : FLAG_MORE, f.requestId(),
-                COUNT_ENTRIES_OFFSET + n * ENTRY_LENGTH);
-            ByteBuffer r = FrameWriter.body(reply);
-            r.putInt(COUNT_OFFSET, n);
-            for (int i = 0; i < n; i++) {
-                ObjectInfo o = all.get(start + i);
-                int at = COUNT_ENTRIES_OFFSET + i * ENTRY_LENGTH;
-                r.put(at + ENTRY_ID_OFFSET, o.id().toBytes());
-                r.putInt(at + ENTRY_STATE_OFFSET, o.state().ordinal());
-                r.putInt(at + ENTRY_METADATA_LENGTH_OFFSET, o.metadataSize());
-                r.putInt(at + ENTRY_PINS_OFFSET, o.pinCount());
-                r.putLong(at + ENTRY_DATA_SIZE_OFFSET, o.dataSize());
-                r.putLong(at + ENTRY_CREATED_MILLIS_OFFSET, o.created().toEpochMilli());
-                r.putLong(at + ENTRY_ACCESS_MILLIS_OFFSET, o.lastAccess().toEpochMilli());
-            }
-            if (last) {
+            ByteBuffer reply = Replies.listFrame(f, all, start, n);
+            if (start + n == all.size()) {
                 return reply;
             }
             writer.send(reply);
@@ -371,26 +325,7 @@ final class Connection implements Runnable {
 
     private ByteBuffer stat(Frame f) {
         f.expectBodyLength(0);
-        StoreStats s = client.stats();
-        ByteBuffer reply = FrameWriter.frame(replyType(TYPE_STAT), 0, f.requestId(), STAT_LENGTH);
-        ByteBuffer r = FrameWriter.body(reply);
-        r.putLong(STAT_CAPACITY_OFFSET, s.capacityBytes());
-        r.putLong(STAT_USED_OFFSET, s.usedBytes());
-        r.putLong(STAT_FREE_OFFSET, s.freeBytes());
-        r.putLong(STAT_PINNED_OFFSET, s.pinnedBytes());
-        r.putLong(STAT_OBJECTS_OFFSET, s.objectCount());
-        r.putLong(STAT_SEALED_OFFSET, s.sealedCount());
-        r.putLong(STAT_UNSEALED_BYTES_OFFSET, s.unsealedBytes());
-        r.putLong(STAT_CLIENTS_OFFSET, s.clientCount());
-        r.putLong(STAT_EVICTIONS_OFFSET, s.evictionCount());
-        r.putLong(STAT_EVICTED_BYTES_OFFSET, s.evictedBytes());
-        r.putLong(STAT_LARGEST_FREE_OFFSET, s.largestFreeBlock());
-        r.putDouble(STAT_FRAGMENTATION_OFFSET, s.fragmentation());
-        r.putLong(STAT_MAX_OBJECTS_OFFSET, s.maxObjects());
-        r.putLong(STAT_DAEMON_PID_OFFSET, s.daemonPid());
-        r.putLong(STAT_CONNECTION_PINS_OFFSET, objects.viewCount());
-        r.putLong(STAT_CONNECTION_WRITERS_OFFSET, objects.writerCount());
-        return reply;
+        return Replies.stat(f, client.stats(), objects.viewCount(), objects.writerCount());
     }
 
     private ByteBuffer evict(Frame f) {
@@ -399,10 +334,7 @@ final class Connection implements Runnable {
         if (bytes < 0) {
             throw new ProtocolException("EVICT of a negative byte count " + bytes);
         }
-        long freed = client.evict(bytes);
-        ByteBuffer reply = FrameWriter.frame(replyType(TYPE_EVICT), 0, f.requestId(), EVICT_LENGTH);
-        FrameWriter.body(reply).putLong(EVICT_BYTES_OFFSET, freed);
-        return reply;
+        return Replies.evicted(f, client.evict(bytes));
     }
 
     private static ObjectId idOnly(Frame f) {
