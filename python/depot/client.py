@@ -10,7 +10,8 @@ import threading
 import time
 
 from . import _wire as w
-from .errors import (DaemonNotRunningError, ProtocolError, StoreNotFoundError, ViewReleasedError, from_wire)
+from .errors import (DaemonNotRunningError, ProtocolError, StoreNotFoundError, VersionMismatchError, ViewReleasedError,
+                     from_wire)
 from .ids import ObjectId, as_id
 from .objects import ObjectInfo, ObjectView, ObjectWriter, StoreStats
 
@@ -95,8 +96,8 @@ class Client:
         (major, minor, self.daemon_pid, self.file_length, self.heap_offset, self.heap_length, self.max_body,
          self.max_metadata, self.max_get_many, path_length) = w.WELCOME.unpack_from(body)
         if major != w.VERSION_MAJOR:
-            raise ProtocolError("the daemon answered HELLO with protocol %d.%d; this client speaks %d.%d"
-                                % (major, minor, w.VERSION_MAJOR, w.VERSION_MINOR))
+            raise VersionMismatchError("the daemon answered HELLO with protocol %d.%d; this client speaks %d.%d"
+                                       % (major, minor, w.VERSION_MAJOR, w.VERSION_MINOR))
         if w.WELCOME.size + path_length != len(body):
             raise ProtocolError("HELLO reply says the path has %d bytes but %d follow"
                                 % (path_length, len(body) - w.WELCOME.size))
