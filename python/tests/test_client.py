@@ -1,6 +1,7 @@
 import hashlib
 import os
 import threading
+import time
 
 import pytest
 
@@ -139,11 +140,13 @@ def test_closing_the_client_releases_its_pins_and_aborts_its_objects(daemon, cli
         writer.data
     with pytest.raises(depot.ViewReleasedError, match="closed"):
         other.stat()
-    # The daemon ends the connection asynchronously; STAT on our connection is answered after it.
-    for _ in range(1000):
+    # The daemon ends the other connection on its own thread: wait (at most 10 s) for it.
+    deadline = time.monotonic() + 10
+    while True:
         s = client.stat()
-        if s.pinned_bytes == 0 and s.unsealed_bytes == 0:
+        if (s.pinned_bytes == 0 and s.unsealed_bytes == 0) or time.monotonic() > deadline:
             break
+        time.sleep(0.01)
     assert s.pinned_bytes == 0 and s.unsealed_bytes == 0
     assert [o.state for o in client.list()] == ["sealed"]
 
