@@ -10,14 +10,10 @@ import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.UUID;
-import java.util.stream.Stream;
 
 /**
  * Fuzzes a live daemon's control socket: each connection sends a mix of well-formed requests and mutated
@@ -65,7 +61,8 @@ public final class ProtocolFuzzer {
 
     /** Fuzzes a fresh daemon for {@code seconds}; its store is removed before returning. */
     public static Result run(long seconds, long seed) throws Exception {
-        Path dir = Path.of("/dev/shm", "depot-fuzz-" + UUID.randomUUID());
+        ScratchDirectory scratch = new ScratchDirectory("depot-fuzz");
+        Path dir = scratch.path();
         List<String> problems = new ArrayList<>();
         long connections = 0;
         long checks = 0;
@@ -101,13 +98,7 @@ public final class ProtocolFuzzer {
                     + s.unsealedBytes() + " bytes");
             }
         } finally {
-            if (Files.exists(dir)) {
-                try (Stream<Path> s = Files.walk(dir)) {
-                    for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                        Files.deleteIfExists(p);
-                    }
-                }
-            }
+            scratch.close();
         }
         return new Result(connections, fuzzer.frames, checks, problems);
     }

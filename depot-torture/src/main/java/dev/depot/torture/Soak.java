@@ -3,13 +3,9 @@ package dev.depot.torture;
 import dev.depot.client.StoreStats;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.UUID;
-import java.util.stream.Stream;
 
 /**
  * Soak: a daemon and {@code --workers} client processes under mixed load for {@code --minutes} (or
@@ -68,7 +64,8 @@ public final class Soak {
     }
 
     public static Result run(int workers, long seconds, java.util.function.Consumer<Sample> onSample) throws Exception {
-        Path dir = Path.of("/dev/shm", "depot-soak-" + UUID.randomUUID());
+        ScratchDirectory scratch = new ScratchDirectory("depot-soak");
+        Path dir = scratch.path();
         List<ChildProcess> children = new ArrayList<>();
         List<Sample> samples = new ArrayList<>();
         List<String> problems = new ArrayList<>();
@@ -111,13 +108,7 @@ public final class Soak {
             for (ChildProcess c : children) {
                 c.kill();
             }
-            if (Files.exists(dir)) {
-                try (Stream<Path> s = Files.walk(dir)) {
-                    for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                        Files.deleteIfExists(p);
-                    }
-                }
-            }
+            scratch.close();
         }
         return new Result(samples, problems);
     }

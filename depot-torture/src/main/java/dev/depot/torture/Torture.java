@@ -11,14 +11,10 @@ import dev.depot.core.heap.HeapBlockDescriptor;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.UUID;
-import java.util.stream.Stream;
 
 /**
  * Crash torture: K worker processes hammer a store while the driver kills a random one with SIGKILL at a
@@ -56,7 +52,8 @@ public final class Torture {
     private final long deadlineNanos;
     private final boolean killDaemon;
     private final SplittableRandom rnd;
-    private final Path dir = Path.of("/dev/shm", "depot-torture-" + UUID.randomUUID());
+    private final ScratchDirectory scratch = new ScratchDirectory("depot-torture");
+    private final Path dir = scratch.path();
     private final List<String> problems = new ArrayList<>();
     private final ChildProcess[] running;
     private DepotServer server;
@@ -286,12 +283,6 @@ public final class Torture {
         if (daemon != null) {
             daemon.kill();
         }
-        if (Files.exists(dir)) {
-            try (Stream<Path> s = Files.walk(dir)) {
-                for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                    Files.deleteIfExists(p);
-                }
-            }
-        }
+        scratch.close();
     }
 }

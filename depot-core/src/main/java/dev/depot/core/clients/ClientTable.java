@@ -97,27 +97,23 @@ public final class ClientTable {
      * volatile: this is the deleter's half of the Dekker handshake with {@link PinTable#pin}.
      */
     public int countPins(long record) {
-        int n = 0;
-        for (int c = 0; c < maxClients; c++) {
-            long base = c * slotLength;
-            if (Atomics.getLongVolatile(table, base + IDENTITY_OFFSET) == 0) {
-                continue;
+        int[] n = {0};
+        forEachPin((client, rec) -> {
+            if (rec == record) {
+                n[0]++;
             }
-            int highWater = Math.min(Atomics.getIntAcquire(table, base + PIN_HIGH_WATER_OFFSET), pinsPerClient);
-            for (int r = 0; r < highWater; r++) {
-                if (Atomics.getLongVolatile(table, base + pinRecordOffset(r)) == record) {
-                    n++;
-                }
-            }
-        }
-        return n;
+        });
+        return n[0];
     }
 
     public boolean isPinned(long record) {
         return countPins(record) > 0;
     }
 
-    /** Calls {@code visitor} with every non-empty pin record of every registered client. */
+    /**
+     * Calls {@code visitor} with every non-empty pin record of every registered client. Records are read with
+     * volatile loads (see {@link #countPins}).
+     */
     public void forEachPin(PinVisitor visitor) {
         for (int c = 0; c < maxClients; c++) {
             long base = c * slotLength;
@@ -126,7 +122,7 @@ public final class ClientTable {
             }
             int highWater = Math.min(Atomics.getIntAcquire(table, base + PIN_HIGH_WATER_OFFSET), pinsPerClient);
             for (int r = 0; r < highWater; r++) {
-                long rec = Atomics.getLongAcquire(table, base + pinRecordOffset(r));
+                long rec = Atomics.getLongVolatile(table, base + pinRecordOffset(r));
                 if (rec != 0) {
                     visitor.visit(c, rec);
                 }
