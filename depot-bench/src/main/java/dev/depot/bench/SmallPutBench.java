@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
@@ -26,6 +27,8 @@ final class SmallPutBench implements Benchmark {
     private static final int RING = 256;
     private static final int LIVE = 64;
     private static final double TARGET_PER_CLIENT = 500_000;
+    /** Each child's ids carry a tag of their own, so no run meets another's objects in the store. */
+    private static final AtomicInteger TAGS = new AtomicInteger();
 
     @Override
     public String name() {
@@ -39,13 +42,20 @@ final class SmallPutBench implements Benchmark {
 
     @Override
     public void run(boolean quick, Consumer<Result> out) throws Exception {
-        long runMillis = quick ? 500 : 3000;
+        long runMillis = quick ? 500 : 2000;
         long warmMillis = quick ? 300 : 1000;
+        int rounds = quick ? 1 : 3;
         try (BenchStore store = BenchStore.start(64 * Units.MIB);
              UnixSockets drain = UnixSockets.serve(store.dir().resolve("drain.sock"), UnixSockets.Mode.DRAIN)) {
             for (int clients = 1; clients <= 2; clients++) {
-                double depot = measure(clients, ROLE, store.dir().toString(), warmMillis, runMillis);
-                double socket = measure(clients, SOCKET_ROLE, drain.path().toString(), warmMillis, runMillis);
+                // Best of a few alternating rounds: other load on the machine hits both sides alike.
+                double depot = 0;
+                double socket = 0;
+                for (int r = 0; r < rounds; r++) {
+                    depot = Math.max(depot, measure(clients, ROLE, store.dir().toString(), warmMillis, runMillis));
+                    socket = Math.max(socket, measure(clients, SOCKET_ROLE, drain.path().toString(), warmMillis,
+                        runMillis));
+                }
                 Map<String, Object> figures = new LinkedHashMap<>();
                 figures.put("clients", clients);
                 figures.put("objects_per_s_per_client", depot);
@@ -65,7 +75,8 @@ final class SmallPutBench implements Benchmark {
         List<Child> children = new ArrayList<>();
         try {
             for (int i = 0; i < clients; i++) {
-                children.add(Child.start(role, 128, target, Integer.toString(10 * clients + i), Long.toString(warmMillis),
+                children.add(Child.start(role, 128, target, Integer.toString(TAGS.getAndIncrement()),
+                    Long.toString(warmMillis),
                     Long.toString(runMillis)));
             }
             for (Child c : children) {
