@@ -22,8 +22,8 @@ public final class DemoMain {
     /** Runs the demo; returns the exit status (0, or 1 when it failed). */
     public static int run(String[] args, PrintStream out, PrintStream err) {
         boolean quick = args.length > 0 && args[0].equals("--quick");
-        Pipeline.Plan plan = quick ? new Pipeline.Plan(16 * Units.MIB, 1, 3, 8)
-            : new Pipeline.Plan(64 * Units.MIB, 1, 7, 24);
+        Pipeline.Plan plan = quick ? new Pipeline.Plan(16 * Units.MIB, 1, 3, 8, 1)
+            : new Pipeline.Plan(64 * Units.MIB, 1, 7, 24, 1);
         long capacity = 8 * plan.size() + 16 * Units.MIB;
         out.printf("Depot demo: a producer JVM hands %d float64 arrays of %s to a consumer JVM that sums them.%n",
             plan.total(), Units.size(plan.size()));

@@ -17,12 +17,15 @@ import java.nio.DoubleBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntConsumer;
 
 /**
- * A producer JVM makes float64 arrays of {@code size} bytes and a consumer JVM sums them, handed over either
+ * Producer JVMs make float64 arrays of {@code size} bytes and consumer JVMs sum them (in independent pairs that
+ * run at the same time, each producer feeding its own consumer), handed over either
  * through a Depot store or serialized over a TCP loopback socket. Each object starts with an 8-byte header, the
  * producer's {@code System.nanoTime()} taken when the array is filled and the hand-off starts; the consumer
  * takes its own when the array is usable (Depot: the get returned; TCP: received and deserialized). That
@@ -39,8 +42,8 @@ final class Pipeline {
     static final String TCP_CONSUMER_ROLE = "tcp-consumer";
     private static final long TIMEOUT_MILLIS = 60_000;
 
-    /** How many objects of which size go through each phase. */
-    record Plan(long size, int warm, int lockstep, int free) {
+    /** How many objects of which size go through each phase, in each of {@code pairs} producer/consumer pairs. */
+    record Plan(long size, int warm, int lockstep, int free, int pairs) {
         int total() {
             return warm + lockstep + free;
         }
@@ -52,7 +55,7 @@ final class Pipeline {
 
         static Plan parse(String[] a, int from) {
             return new Plan(Long.parseLong(a[from]), Integer.parseInt(a[from + 1]), Integer.parseInt(a[from + 2]),
-                Integer.parseInt(a[from + 3]));
+                Integer.parseInt(a[from + 3]), 1);
         }
 
         long doubles() {
@@ -60,7 +63,10 @@ final class Pipeline {
         }
     }
 
-    /** The figures of one mechanism: hand-off times in ns, throughput of the free-running phase. */
+    /**
+     * The figures of one mechanism: hand-off times in ns (p50: mean over the pairs; p99: the largest), throughput of
+     * the free-running phase over all pairs, and for Depot the producers' create p50 (included in the hand-off).
+     */
     record Stats(double handoffP50, double handoffP99, double objectsPerSecond, double gibPerSecond,
                  double createP50) {
     }
@@ -68,51 +74,100 @@ final class Pipeline {
     private Pipeline() {
     }
 
-    /** Runs producer and consumer through the store in {@code dir}; {@code progress} gets objects consumed. */
+    /** Runs the pairs through the store in {@code dir}; {@code progress} gets the objects consumed so far. */
     static Stats viaDepot(Path dir, Plan plan, IntConsumer progress) {
-        String[] args = concat(dir.toString(), plan.args());
-        try (Child consumer = Child.start(CONSUMER_ROLE, 128, args);
-             Child producer = Child.start(PRODUCER_ROLE, 128, args)) {
-            Stats s = drive(producer, consumer, plan, progress);
-            double create = ChildIo.summary(ChildIo.fields(producer.awaitLine("RESULT", 60)).get("create"))[1];
-            producer.awaitExit(30);
-            consumer.awaitExit(30);
+        List<Child> producers = new ArrayList<>();
+        List<Child> consumers = new ArrayList<>();
+        try {
+            for (int pair = 0; pair < plan.pairs; pair++) {
+                String[] args = concat(dir.toString(), concat(Integer.toString(pair), plan.args()));
+                consumers.add(Child.start(CONSUMER_ROLE, 128, args));
+                producers.add(Child.start(PRODUCER_ROLE, 128, args));
+            }
+            Stats s = drive(producers, consumers, plan, progress);
+            double create = 0;
+            for (Child p : producers) {
+                create += ChildIo.summary(ChildIo.fields(p.awaitLine("RESULT", 60)).get("create"))[1] / plan.pairs;
+            }
+            awaitExits(producers, consumers);
             return new Stats(s.handoffP50 + create, s.handoffP99 + create, s.objectsPerSecond, s.gibPerSecond,
                 create);
+        } finally {
+            Child.closeAll(producers);
+            Child.closeAll(consumers);
         }
     }
 
     /** The baseline: the same over TCP loopback, serialized into a buffer and deserialized into a double[]. */
     static Stats viaTcp(Plan plan, IntConsumer progress) {
         int heap = (int) (3 * plan.size / Units.MIB + 128);
-        try (Child consumer = Child.start(TCP_CONSUMER_ROLE, heap, plan.args())) {
-            String port = ChildIo.fields(consumer.awaitLine("PORT", 60)).get("port");
-            try (Child producer = Child.start(TCP_PRODUCER_ROLE, heap, concat(port, plan.args()))) {
-                Stats s = drive(producer, consumer, plan, progress);
-                producer.awaitLine("RESULT", 60);
-                producer.awaitExit(30);
-                consumer.awaitExit(30);
-                return s;
+        List<Child> producers = new ArrayList<>();
+        List<Child> consumers = new ArrayList<>();
+        try {
+            for (int pair = 0; pair < plan.pairs; pair++) {
+                Child consumer = Child.start(TCP_CONSUMER_ROLE, heap, plan.args());
+                consumers.add(consumer);
+                String port = ChildIo.fields(consumer.awaitLine("PORT", 60)).get("port");
+                producers.add(Child.start(TCP_PRODUCER_ROLE, heap, concat(port, plan.args())));
             }
+            Stats s = drive(producers, consumers, plan, progress);
+            for (Child p : producers) {
+                p.awaitLine("RESULT", 60);
+            }
+            awaitExits(producers, consumers);
+            return s;
+        } finally {
+            Child.closeAll(producers);
+            Child.closeAll(consumers);
         }
     }
 
-    private static Stats drive(Child producer, Child consumer, Plan plan, IntConsumer progress) {
-        int consumed = 0;
+    private static void awaitExits(List<Child> producers, List<Child> consumers) {
+        for (Child c : producers) {
+            c.awaitExit(30);
+        }
+        for (Child c : consumers) {
+            c.awaitExit(30);
+        }
+    }
+
+    /** Lock-step phase, then every pair starts the free-running phase at once; collects the consumers' results. */
+    private static Stats drive(List<Child> producers, List<Child> consumers, Plan plan, IntConsumer progress) {
+        int[] consumed = {0};
+        for (Child c : consumers) {
+            linesUntil(c, "READY", progress, consumed);
+        }
+        for (Child p : producers) {
+            p.awaitLine("READY", 120);
+        }
+        for (int i = 0; i < consumers.size(); i++) {
+            consumers.get(i).send("GO");
+            producers.get(i).send("GO");
+        }
+        double p50 = 0;
+        double p99 = 0;
+        long slowest = 0;
+        for (Child c : consumers) {
+            Map<String, String> r = ChildIo.fields(linesUntil(c, "RESULT", progress, consumed));
+            double[] h = ChildIo.summary(r.get("handoff"));
+            p50 += h[1] / consumers.size();
+            p99 = Math.max(p99, h[2]);
+            slowest = Math.max(slowest, Long.parseLong(r.get("nanos")));
+        }
+        double seconds = slowest / 1e9;
+        long objects = (long) plan.free * plan.pairs;
+        return new Stats(p50, p99, objects / seconds, objects * plan.size / (double) Units.GIB / seconds, 0);
+    }
+
+    /** Reads a consumer's lines up to the one starting with {@code prefix}, reporting each GOT as progress. */
+    private static String linesUntil(Child consumer, String prefix, IntConsumer progress, int[] consumed) {
         while (true) {
             String line = consumer.nextLine(120);
+            if (line.startsWith(prefix)) {
+                return line;
+            }
             if (line.startsWith("GOT")) {
-                progress.accept(++consumed);
-            } else if (line.startsWith("READY")) {
-                producer.awaitLine("READY", 120);
-                consumer.send("GO");
-                producer.send("GO");
-            } else if (line.startsWith("RESULT")) {
-                Map<String, String> r = ChildIo.fields(line);
-                double[] h = ChildIo.summary(r.get("handoff"));
-                double seconds = Long.parseLong(r.get("nanos")) / 1e9;
-                return new Stats(h[1], h[2], plan.free / seconds, plan.free * plan.size / (double) Units.GIB / seconds,
-                    0);
+                progress.accept(++consumed[0]);
             }
         }
     }
@@ -126,22 +181,22 @@ final class Pipeline {
 
     static void child(String role, String[] args, ChildIo io) throws IOException {
         switch (role) {
-            case PRODUCER_ROLE -> depotProducer(Path.of(args[0]), Plan.parse(args, 1), io);
-            case CONSUMER_ROLE -> depotConsumer(Path.of(args[0]), Plan.parse(args, 1), io);
+            case PRODUCER_ROLE -> depotProducer(Path.of(args[0]), args[1], Plan.parse(args, 2), io);
+            case CONSUMER_ROLE -> depotConsumer(Path.of(args[0]), args[1], Plan.parse(args, 2), io);
             case TCP_PRODUCER_ROLE -> tcpProducer(Integer.parseInt(args[0]), Plan.parse(args, 1), io);
             default -> tcpConsumer(Plan.parse(args, 0), io);
         }
     }
 
-    private static ObjectId dataId(String phase, int i) {
-        return ObjectId.of("depot-bench/pipeline/" + phase + "/" + i);
+    private static ObjectId dataId(String pair, String phase, int i) {
+        return ObjectId.of("depot-bench/pipeline/" + pair + "/" + phase + "/" + i);
     }
 
-    private static ObjectId ackId(int i) {
-        return ObjectId.of("depot-bench/pipeline/ack/" + i);
+    private static ObjectId ackId(String pair, int i) {
+        return ObjectId.of("depot-bench/pipeline/" + pair + "/ack/" + i);
     }
 
-    private static void depotProducer(Path dir, Plan plan, ChildIo io) {
+    private static void depotProducer(Path dir, String pair, Plan plan, ChildIo io) {
         LatencyHistogram create = new LatencyHistogram();
         try (DepotClient client = DepotClient.open(dir)) {
             int lock = plan.warm + plan.lockstep;
@@ -151,7 +206,7 @@ final class Pipeline {
                     io.expect("GO");
                 }
                 long t0 = System.nanoTime();
-                try (ObjectWriter w = createWhenRoom(client, dataId(i < lock ? "l" : "f", i), plan.size)) {
+                try (ObjectWriter w = createWhenRoom(client, dataId(pair, i < lock ? "l" : "f", i), plan.size)) {
                     if (i >= plan.warm && i < lock) {
                         create.record(System.nanoTime() - t0);
                     }
@@ -165,8 +220,8 @@ final class Pipeline {
                     w.seal();
                 }
                 if (i < lock) {
-                    client.get(ackId(i), TIMEOUT_MILLIS).close();
-                    client.delete(ackId(i));
+                    client.get(ackId(pair, i), TIMEOUT_MILLIS).close();
+                    client.delete(ackId(pair, i));
                 }
             }
         }
@@ -188,7 +243,7 @@ final class Pipeline {
         }
     }
 
-    private static void depotConsumer(Path dir, Plan plan, ChildIo io) {
+    private static void depotConsumer(Path dir, String pair, Plan plan, ChildIo io) {
         LatencyHistogram handoff = new LatencyHistogram();
         long start = 0;
         try (DepotClient client = DepotClient.open(dir)) {
@@ -199,7 +254,7 @@ final class Pipeline {
                     io.expect("GO");
                     start = System.nanoTime();
                 }
-                ObjectId id = dataId(i < lock ? "l" : "f", i);
+                ObjectId id = dataId(pair, i < lock ? "l" : "f", i);
                 try (ObjectView v = client.get(id, TIMEOUT_MILLIS)) {
                     long now = System.nanoTime();
                     MemorySegment d = v.data();
@@ -216,7 +271,7 @@ final class Pipeline {
                 }
                 client.delete(id);
                 if (i < lock) {
-                    client.put(ackId(i), new byte[8]);
+                    client.put(ackId(pair, i), new byte[8]);
                 }
                 io.say("GOT " + i);
             }

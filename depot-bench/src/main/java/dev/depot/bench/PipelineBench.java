@@ -5,7 +5,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 
-/** Producer JVM -> consumer JVM of float64 arrays through Depot vs serialized over TCP loopback; see {@link Pipeline}. */
+/**
+ * Producer JVMs -> consumer JVMs (1 and 2 pairs) of float64 arrays through Depot vs serialized over TCP loopback;
+ * see {@link Pipeline}.
+ */
 final class PipelineBench implements Benchmark {
     private static final long TARGET_SIZE = 64 * Units.MIB;
     private static final double TARGET_RATIO = 50;
@@ -23,17 +26,21 @@ final class PipelineBench implements Benchmark {
     @Override
     public void run(boolean quick, Consumer<Result> out) {
         List<Pipeline.Plan> plans = quick
-            ? List.of(new Pipeline.Plan(Units.MIB, 10, 40, 100), new Pipeline.Plan(16 * Units.MIB, 2, 5, 10))
-            : List.of(new Pipeline.Plan(Units.MIB, 50, 300, 1000), new Pipeline.Plan(TARGET_SIZE, 4, 16, 40));
+            ? List.of(new Pipeline.Plan(Units.MIB, 10, 40, 100, 1), new Pipeline.Plan(16 * Units.MIB, 2, 5, 10, 1),
+                new Pipeline.Plan(16 * Units.MIB, 2, 5, 10, 2))
+            : List.of(new Pipeline.Plan(Units.MIB, 50, 300, 1000, 1), new Pipeline.Plan(TARGET_SIZE, 4, 16, 40, 1),
+                new Pipeline.Plan(TARGET_SIZE, 4, 16, 40, 2));
         for (Pipeline.Plan plan : plans) {
             Pipeline.Stats depot;
-            try (BenchStore store = BenchStore.start(8 * plan.size() + 16 * Units.MIB)) {
+            try (BenchStore store = BenchStore.start(8L * plan.pairs() * plan.size() + 16 * Units.MIB)) {
                 depot = Pipeline.viaDepot(store.dir(), plan, n -> { });
             }
             Pipeline.Stats tcp = Pipeline.viaTcp(plan, n -> { });
             double ratio = tcp.handoffP50() / depot.handoffP50();
             boolean targeted = plan.size() == TARGET_SIZE;
-            out.accept(new Result(name(), Units.size(plan.size()) + ", 1 producer, 1 consumer", figures(depot, plan),
+            String label = Units.size(plan.size()) + ", " + plan.pairs() + (plan.pairs() == 1 ? " producer, 1 consumer"
+                : " producers, " + plan.pairs() + " consumers");
+            out.accept(new Result(name(), label, figures(depot, plan),
                 withKind(figures(tcp, plan)), ratio,
                 targeted ? ">= 50x lower hand-off overhead at 64 MiB" : "none (the target is at 64 MiB)",
                 !targeted || ratio >= TARGET_RATIO));
@@ -43,6 +50,7 @@ final class PipelineBench implements Benchmark {
     private static Map<String, Object> figures(Pipeline.Stats s, Pipeline.Plan plan) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("size_bytes", plan.size());
+        m.put("pairs", plan.pairs());
         m.put("handoff_p50_us", s.handoffP50() / 1e3);
         m.put("handoff_p99_us", s.handoffP99() / 1e3);
         if (s.createP50() > 0) {
