@@ -65,9 +65,12 @@ public final class Store implements AutoCloseable {
     private final long myIdentity;
     private final PinTable pins;
     private volatile boolean closed;
+    /** False for a {@link #openSession session}: the mapping belongs to the store that opened it. */
+    private final boolean ownsFile;
 
-    private Store(StoreFile file, int kind) {
+    private Store(StoreFile file, int kind, boolean ownsFile) {
         this.file = file;
+        this.ownsFile = ownsFile;
         this.layout = file.layout();
         this.header = file.header();
         this.heap = file.heap();
@@ -85,7 +88,7 @@ public final class Store implements AutoCloseable {
     public static Store open(Path dir, int kind) throws IOException {
         StoreFile f = StoreFile.open(dir);
         try {
-            return new Store(f, kind);
+            return new Store(f, kind, true);
         } catch (RuntimeException e) {
             f.close();
             throw e;
@@ -96,7 +99,7 @@ public final class Store implements AutoCloseable {
     public static Store create(Path dir, StoreLayout layout, int kind) throws IOException {
         StoreFile f = StoreFile.create(dir, layout);
         try {
-            return new Store(f, kind);
+            return new Store(f, kind, true);
         } catch (RuntimeException e) {
             f.close();
             throw e;
@@ -125,6 +128,16 @@ public final class Store implements AutoCloseable {
                 throw new DepotException("interrupted while waiting for a free client slot");
             }
         }
+    }
+
+    /**
+     * Registers another client slot of this process over the same mapping (no new mapping): a session has its
+     * own pins and unsealed objects, released when it closes. The daemon gives each control-protocol connection
+     * one, so every Python client is a client of the store with a pin table of its own.
+     */
+    public Store openSession(int kind) {
+        checkOpen();
+        return new Store(file, kind, false);
     }
 
     public int clientSlot() {
@@ -624,7 +637,9 @@ public final class Store implements AutoCloseable {
         try {
             new Reaper(this).reclaimClient(me, myIdentity);
         } finally {
-            file.close();
+            if (ownsFile) {
+                file.close();
+            }
         }
     }
 }

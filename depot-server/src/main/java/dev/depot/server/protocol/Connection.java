@@ -5,6 +5,7 @@ import static dev.depot.server.protocol.MessageDescriptor.*;
 
 import dev.depot.client.DepotClient;
 import dev.depot.client.DepotClient.CreateOption;
+import dev.depot.core.clients.ClientTableDescriptor;
 import dev.depot.client.ObjectId;
 import dev.depot.client.ObjectInfo;
 import dev.depot.client.ObjectView;
@@ -29,7 +30,8 @@ final class Connection implements Runnable {
     private static final long WAIT_SLICE_MILLIS = 100;
 
     private final ControlServer.Context context;
-    private final DepotClient client;
+    /** This connection's own client of the store (a session: its own slot and pins), from HELLO on. */
+    private DepotClient client;
     private final SocketChannel channel;
     private final String name;
     private final FrameReader reader;
@@ -41,7 +43,6 @@ final class Connection implements Runnable {
 
     Connection(ControlServer.Context context, SocketChannel channel, String name) {
         this.context = context;
-        this.client = context.client();
         this.channel = channel;
         this.name = name;
         this.reader = new FrameReader(channel);
@@ -156,6 +157,7 @@ final class Connection implements Runnable {
             throw new VersionMismatch("the client speaks protocol " + major + "." + minor + " but this daemon speaks "
                 + VERSION_MAJOR + "." + VERSION_MINOR + "; use a client of major version " + VERSION_MAJOR);
         }
+        client = DepotClient.wrap(context.client().store().openSession(ClientTableDescriptor.KIND_PYTHON));
         greeted = true;
         return Replies.welcome(f, context);
     }
@@ -272,7 +274,7 @@ final class Connection implements Runnable {
             if (left <= 0) {
                 return client.tryGet(id, 0);
             }
-            v = context.waiter().await(id, left);
+            v = context.waiter().await(client, id, left);
             if (v != null) {
                 return v;
             }
@@ -361,6 +363,13 @@ final class Connection implements Runnable {
         if ((views > 0 || writers > 0) && !context.closing()) {
             context.log().accept(name + " ended holding " + views + " pin(s) and " + writers
                 + " unsealed object(s); released and aborted them");
+        }
+        if (client != null) {
+            try {
+                client.close();
+            } catch (RuntimeException e) {
+                context.log().accept(name + ": closing its session failed: " + e);
+            }
         }
     }
 

@@ -60,7 +60,7 @@ public final class ControlServer implements AutoCloseable {
         MemorySegment mapping = client.store().header();
         StoreLayout layout = client.store().layout();
         UserPrincipal owner = Files.getOwner(socketPath);
-        this.waiter = new SealWaiter(client);
+        this.waiter = new SealWaiter();
         this.context = new Context(client, mapping, StoreFile.fileIn(server.directory()).toAbsolutePath(), layout,
             (int) ProcessHandle.current().pid(), owner, waiter, log, () -> closing);
         this.acceptor = Thread.ofPlatform().daemon().name("depot-control-accept").start(this::acceptLoop);

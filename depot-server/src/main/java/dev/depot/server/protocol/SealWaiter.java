@@ -17,16 +17,14 @@ import java.util.concurrent.TimeUnit;
  * through the future (a happens-before edge) and used by the connection thread alone from then on.
  */
 final class SealWaiter implements AutoCloseable {
-    private final DepotClient client;
     private final ExecutorService threads = Executors.newCachedThreadPool(
         Thread.ofPlatform().daemon().name("depot-seal-wait-", 0).factory());
 
-    SealWaiter(DepotClient client) {
-        this.client = client;
+    SealWaiter() {
     }
 
-    /** Gets {@code id}, waiting at most {@code millis} (> 0) for it; null when still missing. */
-    ObjectView await(ObjectId id, long millis) throws InterruptedException {
+    /** Gets {@code id} through {@code client}, waiting at most {@code millis} (> 0); null when still missing. */
+    ObjectView await(DepotClient client, ObjectId id, long millis) throws InterruptedException {
         Future<ObjectView> f = threads.submit(() -> client.tryGet(id, millis));
         try {
             return f.get();

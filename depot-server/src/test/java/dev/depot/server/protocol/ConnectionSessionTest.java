@@ -1,0 +1,37 @@
+package dev.depot.server.protocol;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.depot.client.ObjectId;
+import dev.depot.client.testing.TempStore;
+import dev.depot.server.DepotServer;
+import dev.depot.server.ServerConfig;
+import org.junit.jupiter.api.Test;
+
+/** Each connection is a client of the store in its own right: its own slot and its own pin table. */
+class ConnectionSessionTest {
+    @Test
+    void shouldGiveEachConnectionItsOwnClientSlotAndReturnItOnClose() throws Exception {
+        try (TempStore temp = new TempStore();
+             DepotServer server = DepotServer.start(ServerConfig.defaults().withDirectory(temp.dir())
+                 .withCapacity(1 << 20), msg -> { })) {
+            ObjectId id = ObjectId.random();
+            server.client().put(id, new byte[100]);
+            assertEquals(1, server.client().stats().clientCount());
+            try (ProtocolTestClient a = ProtocolTestClient.open(temp.dir());
+                 ProtocolTestClient b = ProtocolTestClient.open(temp.dir())) {
+                assertEquals(3, server.client().stats().clientCount());
+                assertTrue(a.get(id, 0).found());
+                assertTrue(b.get(id, 0).found());
+                assertEquals(2, server.client().list().getFirst().pinCount());
+            }
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (server.client().stats().clientCount() != 1 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertEquals(1, server.client().stats().clientCount());
+            assertEquals(0, server.client().stats().pinnedBytes());
+        }
+    }
+}
