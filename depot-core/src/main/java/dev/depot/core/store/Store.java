@@ -1,7 +1,6 @@
 package dev.depot.core.store;
 
 import static dev.depot.core.index.IndexEntryDescriptor.generation;
-import static dev.depot.core.index.IndexEntryDescriptor.owner;
 import static dev.depot.core.index.IndexEntryDescriptor.state;
 import static dev.depot.core.index.IndexEntryDescriptor.stateWord;
 import static dev.depot.core.store.StoreHeaderDescriptor.*;
@@ -25,10 +24,7 @@ import dev.depot.errors.StoreFullException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * One process's handle on a store: the mapping, its regions, and this process's client slot. All object
@@ -530,84 +526,18 @@ public final class Store implements AutoCloseable {
     /** Figures of the store. Reads the free lists under the lock, the rest lock-free. */
     public StoreStatistics statistics() {
         checkOpen();
-        Map<Integer, Integer> pinned = pinnedSlots();
-        long pinnedBytes = 0;
-        for (int slot : pinned.keySet()) {
-            pinnedBytes += index.dataLength(slot);
-        }
-        long sealed = 0;
-        long unsealedBytes = 0;
-        for (int slot = 0; slot < index.slots(); slot++) {
-            EntryState st = state(index.stateWordAcquire(slot));
-            if (st == EntryState.SEALED) {
-                sealed++;
-            } else if (st == EntryState.CREATING) {
-                unsealedBytes += index.dataLength(slot);
-            }
-        }
-        long largest;
-        boolean held = lock.isHeldByCurrentThread();
-        if (!held) {
-            lockAndRecover();
-        }
-        try {
-            largest = allocator.largestFreeBlock();
-        } finally {
-            if (!held) {
-                lock.release(me);
-            }
-        }
-        long used = allocator.usedBytes();
-        long daemon = Atomics.getLongAcquire(header, DAEMON_IDENTITY_OFFSET);
-        return new StoreStatistics(layout.heapLength(), used, layout.heapLength() - used, pinnedBytes,
-            Atomics.getLongVolatile(header, OBJECT_COUNT_OFFSET), sealed, unsealedBytes, clients.countRegistered(),
-            Atomics.getLongVolatile(header, EVICTION_COUNT_OFFSET), Atomics.getLongVolatile(header, EVICTED_BYTES_OFFSET),
-            largest, layout.maxObjects(), ProcessIdentity.isAlive(daemon) ? ProcessIdentity.pidOf(daemon) : 0,
-            Atomics.getLongAcquire(header, HEARTBEAT_OFFSET));
-    }
-
-    /** Index slot to number of pins, for every pinned entry. */
-    Map<Integer, Integer> pinnedSlots() {
-        Map<Integer, Integer> pinned = new HashMap<>();
-        clients.forEachPin((client, record) -> {
-            int slot = ClientTableDescriptor.pinnedSlot(record);
-            if (slot >= 0 && slot < index.slots() && generation(index.stateWordAcquire(slot)) == (int) record) {
-                pinned.merge(slot, 1, Integer::sum);
-            }
-        });
-        return pinned;
+        return new StoreSnapshot(this).statistics();
     }
 
     /** A snapshot of every live entry. */
     public List<ObjectEntry> list() {
         checkOpen();
-        Map<Integer, Integer> pinned = pinnedSlots();
-        List<ObjectEntry> out = new ArrayList<>();
-        for (int slot = 0; slot < index.slots(); slot++) {
-            long sw = index.stateWordAcquire(slot);
-            EntryState st = state(sw);
-            if (!st.isLive()) {
-                continue;
-            }
-            byte[] id = new byte[dev.depot.core.index.IndexEntryDescriptor.ID_LENGTH];
-            index.readId(slot, id);
-            var entry = new ObjectEntry(id, st, index.dataLength(slot), index.metadataLength(slot),
-                pinned.getOrDefault(slot, 0), index.createTime(slot), index.lastAccess(slot));
-            if (index.stateWordAcquire(slot) == sw) {
-                out.add(entry);
-            }
-        }
-        return out;
+        return new StoreSnapshot(this).list();
     }
 
-    /** Number of live entries of this id's SEALED object pins, or -1 when there is none. */
+    /** How many pin records, of any client, hold this {@code (slot, generation)}. */
     public int pinCount(long record) {
         return clients.countPins(record);
-    }
-
-    /** The entry owner of a state word, for diagnostics. */
-    public static int ownerOf(long stateWord) {
-        return owner(stateWord);
     }
 
     public MemorySegment header() {

@@ -1,0 +1,105 @@
+package dev.depot.core.store;
+
+import static dev.depot.core.index.IndexEntryDescriptor.generation;
+import static dev.depot.core.index.IndexEntryDescriptor.state;
+import static dev.depot.core.store.StoreHeaderDescriptor.DAEMON_IDENTITY_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.EVICTED_BYTES_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.EVICTION_COUNT_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.HEARTBEAT_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.OBJECT_COUNT_OFFSET;
+
+import dev.depot.core.clients.ClientTableDescriptor;
+import dev.depot.core.index.EntryState;
+import dev.depot.core.index.IndexEntryDescriptor;
+import dev.depot.core.memory.Atomics;
+import dev.depot.core.sys.ProcessIdentity;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Read-only views of a store for {@code stat} and {@code ls}: one pass over the pin records and one over the
+ * index. Lock-free except for the free lists (largest free block), read under the allocator lock. Entries
+ * are read like a seqlock: an entry whose state word changed while it was read is left out.
+ */
+final class StoreSnapshot {
+    private final Store store;
+
+    StoreSnapshot(Store store) {
+        this.store = store;
+    }
+
+    StoreStatistics statistics() {
+        var index = store.index;
+        long pinnedBytes = 0;
+        for (int slot : pinnedSlots().keySet()) {
+            pinnedBytes += index.dataLength(slot);
+        }
+        long sealed = 0;
+        long unsealedBytes = 0;
+        for (int slot = 0; slot < index.slots(); slot++) {
+            EntryState st = state(index.stateWordAcquire(slot));
+            if (st == EntryState.SEALED) {
+                sealed++;
+            } else if (st == EntryState.CREATING) {
+                unsealedBytes += index.dataLength(slot);
+            }
+        }
+        long largest;
+        boolean held = store.lock.isHeldByCurrentThread();
+        if (!held) {
+            store.lockAndRecover();
+        }
+        try {
+            largest = store.allocator.largestFreeBlock();
+        } finally {
+            if (!held) {
+                store.releaseLock();
+            }
+        }
+        var header = store.header;
+        var layout = store.layout;
+        long used = store.allocator.usedBytes();
+        long daemon = Atomics.getLongAcquire(header, DAEMON_IDENTITY_OFFSET);
+        return new StoreStatistics(layout.heapLength(), used, layout.heapLength() - used, pinnedBytes,
+            Atomics.getLongVolatile(header, OBJECT_COUNT_OFFSET), sealed, unsealedBytes, store.clients.countRegistered(),
+            Atomics.getLongVolatile(header, EVICTION_COUNT_OFFSET), Atomics.getLongVolatile(header, EVICTED_BYTES_OFFSET),
+            largest, layout.maxObjects(), ProcessIdentity.isAlive(daemon) ? ProcessIdentity.pidOf(daemon) : 0,
+            Atomics.getLongAcquire(header, HEARTBEAT_OFFSET));
+    }
+
+    List<ObjectEntry> list() {
+        var index = store.index;
+        Map<Integer, Integer> pinned = pinnedSlots();
+        List<ObjectEntry> out = new ArrayList<>();
+        for (int slot = 0; slot < index.slots(); slot++) {
+            long sw = index.stateWordAcquire(slot);
+            EntryState st = state(sw);
+            if (!st.isLive()) {
+                continue;
+            }
+            byte[] id = new byte[IndexEntryDescriptor.ID_LENGTH];
+            index.readId(slot, id);
+            var entry = new ObjectEntry(id, st, index.dataLength(slot), index.metadataLength(slot),
+                pinned.getOrDefault(slot, 0), index.createTime(slot), index.lastAccess(slot));
+            if (index.stateWordAcquire(slot) == sw) {
+                out.add(entry);
+            }
+        }
+        return out;
+    }
+
+    /** Index slot to number of pins, for every pinned entry whose generation still matches. */
+    private Map<Integer, Integer> pinnedSlots() {
+        var index = store.index;
+        Map<Integer, Integer> pinned = new HashMap<>();
+        store.clients.forEachPin((client, record) -> {
+            int slot = ClientTableDescriptor.pinnedSlot(record);
+            if (slot >= 0 && slot < index.slots() && generation(index.stateWordAcquire(slot)) == (int) record) {
+                pinned.merge(slot, 1, Integer::sum);
+            }
+        });
+        return pinned;
+    }
+}
