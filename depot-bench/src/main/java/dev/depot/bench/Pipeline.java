@@ -1,26 +1,10 @@
 package dev.depot.bench;
 
-import dev.depot.client.DepotClient;
-import dev.depot.client.ObjectId;
-import dev.depot.client.ObjectView;
-import dev.depot.client.ObjectWriter;
-import dev.depot.errors.StoreFullException;
 import java.io.IOException;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.StandardSocketOptions;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.nio.DoubleBuffer;
-import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntConsumer;
 
 /**
@@ -40,7 +24,6 @@ final class Pipeline {
     static final String CONSUMER_ROLE = "pipe-consumer";
     static final String TCP_PRODUCER_ROLE = "tcp-producer";
     static final String TCP_CONSUMER_ROLE = "tcp-consumer";
-    private static final long TIMEOUT_MILLIS = 60_000;
 
     /** How many objects of which size go through each phase, in each of {@code pairs} producer/consumer pairs. */
     record Plan(long size, int warm, int lockstep, int free, int pairs) {
@@ -181,183 +164,17 @@ final class Pipeline {
 
     static void child(String role, String[] args, ChildIo io) throws IOException {
         switch (role) {
-            case PRODUCER_ROLE -> depotProducer(Path.of(args[0]), args[1], Plan.parse(args, 2), io);
-            case CONSUMER_ROLE -> depotConsumer(Path.of(args[0]), args[1], Plan.parse(args, 2), io);
-            case TCP_PRODUCER_ROLE -> tcpProducer(Integer.parseInt(args[0]), Plan.parse(args, 1), io);
-            default -> tcpConsumer(Plan.parse(args, 0), io);
+            case PRODUCER_ROLE -> PipelineDepotRoles.producer(Path.of(args[0]), args[1], Plan.parse(args, 2), io);
+            case CONSUMER_ROLE -> PipelineDepotRoles.consumer(Path.of(args[0]), args[1], Plan.parse(args, 2), io);
+            case TCP_PRODUCER_ROLE -> PipelineTcpRoles.producer(Integer.parseInt(args[0]), Plan.parse(args, 1), io);
+            default -> PipelineTcpRoles.consumer(Plan.parse(args, 0), io);
         }
     }
 
-    private static ObjectId dataId(String pair, String phase, int i) {
-        return ObjectId.of("depot-bench/pipeline/" + pair + "/" + phase + "/" + i);
-    }
-
-    private static ObjectId ackId(String pair, int i) {
-        return ObjectId.of("depot-bench/pipeline/" + pair + "/ack/" + i);
-    }
-
-    private static void depotProducer(Path dir, String pair, Plan plan, ChildIo io) {
-        LatencyHistogram create = new LatencyHistogram();
-        try (DepotClient client = DepotClient.open(dir)) {
-            int lock = plan.warm + plan.lockstep;
-            for (int i = 0; i < lock + plan.free; i++) {
-                if (i == lock) {
-                    io.say("READY");
-                    io.expect("GO");
-                }
-                long t0 = System.nanoTime();
-                try (ObjectWriter w = createWhenRoom(client, dataId(pair, i < lock ? "l" : "f", i), plan.size)) {
-                    if (i >= plan.warm && i < lock) {
-                        create.record(System.nanoTime() - t0);
-                    }
-                    MemorySegment d = w.data();
-                    MemorySegment body = d.asSlice(Long.BYTES);
-                    int n = (int) plan.doubles();
-                    for (int j = 0; j < n; j++) {
-                        body.setAtIndex(ValueLayout.JAVA_DOUBLE, j, j);
-                    }
-                    d.set(ValueLayout.JAVA_LONG, 0, System.nanoTime());
-                    w.seal();
-                }
-                if (i < lock) {
-                    client.get(ackId(pair, i), TIMEOUT_MILLIS).close();
-                    client.delete(ackId(pair, i));
-                }
-            }
-        }
-        io.say("RESULT create=" + create.summary());
-    }
-
-    /** Creates without evicting: objects not yet consumed must stay; waits while the store is full. */
-    private static ObjectWriter createWhenRoom(DepotClient client, ObjectId id, long size) {
-        long deadline = System.nanoTime() + TIMEOUT_MILLIS * 1_000_000L;
-        while (true) {
-            try {
-                return client.create(id, size, new byte[0], DepotClient.CreateOption.NO_EVICT);
-            } catch (StoreFullException e) {
-                if (System.nanoTime() > deadline) {
-                    throw e;
-                }
-                LockSupport.parkNanos(100_000);
-            }
-        }
-    }
-
-    private static void depotConsumer(Path dir, String pair, Plan plan, ChildIo io) {
-        LatencyHistogram handoff = new LatencyHistogram();
-        long start = 0;
-        try (DepotClient client = DepotClient.open(dir)) {
-            int lock = plan.warm + plan.lockstep;
-            for (int i = 0; i < lock + plan.free; i++) {
-                if (i == lock) {
-                    io.say("READY");
-                    io.expect("GO");
-                    start = System.nanoTime();
-                }
-                ObjectId id = dataId(pair, i < lock ? "l" : "f", i);
-                try (ObjectView v = client.get(id, TIMEOUT_MILLIS)) {
-                    long now = System.nanoTime();
-                    MemorySegment d = v.data();
-                    if (i >= plan.warm && i < lock) {
-                        handoff.record(now - d.get(ValueLayout.JAVA_LONG, 0));
-                    }
-                    MemorySegment body = d.asSlice(Long.BYTES);
-                    int n = (int) plan.doubles();
-                    double sum = 0;
-                    for (int j = 0; j < n; j++) {
-                        sum += body.getAtIndex(ValueLayout.JAVA_DOUBLE, j);
-                    }
-                    check(sum, plan, i);
-                }
-                client.delete(id);
-                if (i < lock) {
-                    client.put(ackId(pair, i), new byte[8]);
-                }
-                io.say("GOT " + i);
-            }
-        }
-        io.say("RESULT handoff=" + handoff.summary() + " nanos=" + (System.nanoTime() - start));
-    }
-
-    private static void check(double sum, Plan plan, int i) {
+    static void check(double sum, Plan plan, int i) {
         double n = plan.doubles();
         if (sum != n * (n - 1) / 2) {
             throw new IllegalStateException("object " + i + " sums to " + sum + ", expected " + n * (n - 1) / 2);
         }
-    }
-
-    private static void tcpProducer(int port, Plan plan, ChildIo io) throws IOException {
-        try (SocketChannel c = SocketChannel.open(new InetSocketAddress(InetAddress.getLoopbackAddress(), port))) {
-            c.setOption(StandardSocketOptions.TCP_NODELAY, true);
-            double[] array = new double[(int) plan.doubles()];
-            ByteBuffer message = ByteBuffer.allocateDirect((int) plan.size).order(ByteOrder.nativeOrder());
-            DoubleBuffer body = message.slice(Long.BYTES, message.capacity() - Long.BYTES)
-                .order(ByteOrder.nativeOrder()).asDoubleBuffer();
-            ByteBuffer ack = ByteBuffer.allocate(1);
-            int lock = plan.warm + plan.lockstep;
-            for (int i = 0; i < lock + plan.free; i++) {
-                if (i == lock) {
-                    io.say("READY");
-                    io.expect("GO");
-                }
-                for (int j = 0; j < array.length; j++) {
-                    array[j] = j;
-                }
-                message.clear();
-                message.putLong(0, System.nanoTime());
-                body.clear();
-                body.put(array);
-                UnixSockets.writeFully(c, message);
-                if (i < lock) {
-                    ack.clear();
-                    UnixSockets.readFully(c, ack);
-                }
-            }
-        }
-        io.say("RESULT");
-    }
-
-    private static void tcpConsumer(Plan plan, ChildIo io) throws IOException {
-        LatencyHistogram handoff = new LatencyHistogram();
-        long start = 0;
-        try (ServerSocketChannel server = ServerSocketChannel.open()) {
-            server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-            io.say("PORT port=" + ((InetSocketAddress) server.getLocalAddress()).getPort());
-            try (SocketChannel c = server.accept()) {
-                c.setOption(StandardSocketOptions.TCP_NODELAY, true);
-                double[] array = new double[(int) plan.doubles()];
-                ByteBuffer message = ByteBuffer.allocateDirect((int) plan.size).order(ByteOrder.nativeOrder());
-                DoubleBuffer body = message.slice(Long.BYTES, message.capacity() - Long.BYTES)
-                    .order(ByteOrder.nativeOrder()).asDoubleBuffer();
-                ByteBuffer ack = ByteBuffer.allocate(1);
-                int lock = plan.warm + plan.lockstep;
-                for (int i = 0; i < lock + plan.free; i++) {
-                    if (i == lock) {
-                        io.say("READY");
-                        io.expect("GO");
-                        start = System.nanoTime();
-                    }
-                    message.clear();
-                    UnixSockets.readFully(c, message);
-                    body.clear();
-                    body.get(array);
-                    long now = System.nanoTime();
-                    if (i >= plan.warm && i < lock) {
-                        handoff.record(now - message.getLong(0));
-                    }
-                    double sum = 0;
-                    for (double v : array) {
-                        sum += v;
-                    }
-                    check(sum, plan, i);
-                    if (i < lock) {
-                        ack.clear();
-                        UnixSockets.writeFully(c, ack);
-                    }
-                    io.say("GOT " + i);
-                }
-            }
-        }
-        io.say("RESULT handoff=" + handoff.summary() + " nanos=" + (System.nanoTime() - start));
     }
 }

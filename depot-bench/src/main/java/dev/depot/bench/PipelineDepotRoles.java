@@ -1,0 +1,114 @@
+package dev.depot.bench;
+
+import dev.depot.client.DepotClient;
+import dev.depot.client.ObjectId;
+import dev.depot.client.ObjectView;
+import dev.depot.client.ObjectWriter;
+import dev.depot.errors.StoreFullException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The child side of {@link Pipeline} through a Depot store: the producer creates each array in shared memory,
+ * fills it in place and seals it; the consumer gets it, sums it in place and deletes it. In the lock-step phase
+ * the consumer acknowledges each array with a small object of its own.
+ */
+final class PipelineDepotRoles {
+    private static final long TIMEOUT_MILLIS = 60_000;
+
+    private PipelineDepotRoles() {
+    }
+
+    private static ObjectId dataId(String pair, String phase, int i) {
+        return ObjectId.of("depot-bench/pipeline/" + pair + "/" + phase + "/" + i);
+    }
+
+    private static ObjectId ackId(String pair, int i) {
+        return ObjectId.of("depot-bench/pipeline/" + pair + "/ack/" + i);
+    }
+
+    static void producer(Path dir, String pair, Pipeline.Plan plan, ChildIo io) {
+        LatencyHistogram create = new LatencyHistogram();
+        try (DepotClient client = DepotClient.open(dir)) {
+            int lock = plan.warm() + plan.lockstep();
+            for (int i = 0; i < lock + plan.free(); i++) {
+                if (i == lock) {
+                    io.say("READY");
+                    io.expect("GO");
+                }
+                long t0 = System.nanoTime();
+                try (ObjectWriter w = createWhenRoom(client, dataId(pair, i < lock ? "l" : "f", i), plan.size())) {
+                    if (i >= plan.warm() && i < lock) {
+                        create.record(System.nanoTime() - t0);
+                    }
+                    MemorySegment d = w.data();
+                    MemorySegment body = d.asSlice(Long.BYTES);
+                    int n = (int) plan.doubles();
+                    for (int j = 0; j < n; j++) {
+                        body.setAtIndex(ValueLayout.JAVA_DOUBLE, j, j);
+                    }
+                    d.set(ValueLayout.JAVA_LONG, 0, System.nanoTime());
+                    w.seal();
+                }
+                if (i < lock) {
+                    client.get(ackId(pair, i), TIMEOUT_MILLIS).close();
+                    client.delete(ackId(pair, i));
+                }
+            }
+        }
+        io.say("RESULT create=" + create.summary());
+    }
+
+    /** Creates without evicting: objects not yet consumed must stay; waits while the store is full. */
+    private static ObjectWriter createWhenRoom(DepotClient client, ObjectId id, long size) {
+        long deadline = System.nanoTime() + TIMEOUT_MILLIS * 1_000_000L;
+        while (true) {
+            try {
+                return client.create(id, size, new byte[0], DepotClient.CreateOption.NO_EVICT);
+            } catch (StoreFullException e) {
+                if (System.nanoTime() > deadline) {
+                    throw e;
+                }
+                LockSupport.parkNanos(100_000);
+            }
+        }
+    }
+
+    static void consumer(Path dir, String pair, Pipeline.Plan plan, ChildIo io) {
+        LatencyHistogram handoff = new LatencyHistogram();
+        long start = 0;
+        try (DepotClient client = DepotClient.open(dir)) {
+            int lock = plan.warm() + plan.lockstep();
+            for (int i = 0; i < lock + plan.free(); i++) {
+                if (i == lock) {
+                    io.say("READY");
+                    io.expect("GO");
+                    start = System.nanoTime();
+                }
+                ObjectId id = dataId(pair, i < lock ? "l" : "f", i);
+                try (ObjectView v = client.get(id, TIMEOUT_MILLIS)) {
+                    long now = System.nanoTime();
+                    MemorySegment d = v.data();
+                    if (i >= plan.warm() && i < lock) {
+                        handoff.record(now - d.get(ValueLayout.JAVA_LONG, 0));
+                    }
+                    MemorySegment body = d.asSlice(Long.BYTES);
+                    int n = (int) plan.doubles();
+                    double sum = 0;
+                    for (int j = 0; j < n; j++) {
+                        sum += body.getAtIndex(ValueLayout.JAVA_DOUBLE, j);
+                    }
+                    Pipeline.check(sum, plan, i);
+                }
+                client.delete(id);
+                if (i < lock) {
+                    client.put(ackId(pair, i), new byte[8]);
+                }
+                io.say("GOT " + i);
+            }
+        }
+        io.say("RESULT handoff=" + handoff.summary() + " nanos=" + (System.nanoTime() - start));
+    }
+}

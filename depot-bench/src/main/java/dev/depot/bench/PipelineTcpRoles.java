@@ -1,0 +1,96 @@
+package dev.depot.bench;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.DoubleBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+
+/**
+ * The child side of {@link Pipeline}'s baseline: the producer fills a {@code double[]}, serializes it (after the
+ * 8-byte stamp) into a direct buffer and writes it to a TCP loopback socket; the consumer reads it whole and
+ * deserializes it into a {@code double[]} before summing. In the lock-step phase the consumer answers one byte.
+ */
+final class PipelineTcpRoles {
+    private PipelineTcpRoles() {
+    }
+
+    static void producer(int port, Pipeline.Plan plan, ChildIo io) throws IOException {
+        try (SocketChannel c = SocketChannel.open(new InetSocketAddress(InetAddress.getLoopbackAddress(), port))) {
+            c.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            double[] array = new double[(int) plan.doubles()];
+            ByteBuffer message = ByteBuffer.allocateDirect((int) plan.size()).order(ByteOrder.nativeOrder());
+            DoubleBuffer body = message.slice(Long.BYTES, message.capacity() - Long.BYTES)
+                .order(ByteOrder.nativeOrder()).asDoubleBuffer();
+            ByteBuffer ack = ByteBuffer.allocate(1);
+            int lock = plan.warm() + plan.lockstep();
+            for (int i = 0; i < lock + plan.free(); i++) {
+                if (i == lock) {
+                    io.say("READY");
+                    io.expect("GO");
+                }
+                for (int j = 0; j < array.length; j++) {
+                    array[j] = j;
+                }
+                message.clear();
+                message.putLong(0, System.nanoTime());
+                body.clear();
+                body.put(array);
+                UnixSockets.writeFully(c, message);
+                if (i < lock) {
+                    ack.clear();
+                    UnixSockets.readFully(c, ack);
+                }
+            }
+        }
+        io.say("RESULT");
+    }
+
+    static void consumer(Pipeline.Plan plan, ChildIo io) throws IOException {
+        LatencyHistogram handoff = new LatencyHistogram();
+        long start = 0;
+        try (ServerSocketChannel server = ServerSocketChannel.open()) {
+            server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            io.say("PORT port=" + ((InetSocketAddress) server.getLocalAddress()).getPort());
+            try (SocketChannel c = server.accept()) {
+                c.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                double[] array = new double[(int) plan.doubles()];
+                ByteBuffer message = ByteBuffer.allocateDirect((int) plan.size()).order(ByteOrder.nativeOrder());
+                DoubleBuffer body = message.slice(Long.BYTES, message.capacity() - Long.BYTES)
+                    .order(ByteOrder.nativeOrder()).asDoubleBuffer();
+                ByteBuffer ack = ByteBuffer.allocate(1);
+                int lock = plan.warm() + plan.lockstep();
+                for (int i = 0; i < lock + plan.free(); i++) {
+                    if (i == lock) {
+                        io.say("READY");
+                        io.expect("GO");
+                        start = System.nanoTime();
+                    }
+                    message.clear();
+                    UnixSockets.readFully(c, message);
+                    body.clear();
+                    body.get(array);
+                    long now = System.nanoTime();
+                    if (i >= plan.warm() && i < lock) {
+                        handoff.record(now - message.getLong(0));
+                    }
+                    double sum = 0;
+                    for (double v : array) {
+                        sum += v;
+                    }
+                    Pipeline.check(sum, plan, i);
+                    if (i < lock) {
+                        ack.clear();
+                        UnixSockets.writeFully(c, ack);
+                    }
+                    io.say("GOT " + i);
+                }
+            }
+        }
+        io.say("RESULT handoff=" + handoff.summary() + " nanos=" + (System.nanoTime() - start));
+    }
+}
