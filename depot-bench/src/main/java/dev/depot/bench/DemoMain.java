@@ -43,8 +43,8 @@ public final class DemoMain {
             out.printf("%-36s %16s %14s %12s%n", "", "hand-off (p50)", "throughput", "objects/s");
             row(out, "Depot (shared memory, zero-copy)", depot);
             row(out, "TCP loopback (serialize + send)", tcp);
-            out.printf("%-36s %15sx %13sx%n", "Depot is better by", Units.round(tcp.handoffP50() / depot.handoffP50()),
-                Units.round(depot.gibPerSecond() / tcp.gibPerSecond()));
+            out.printf("%-36s %15sx %13sx%n", "Depot vs TCP (above 1: Depot better)",
+                Units.round(tcp.handoffP50() / depot.handoffP50()), Units.round(depot.gibPerSecond() / tcp.gibPerSecond()));
             out.println();
             out.println("Hand-off: from the array being filled in the producer to it being readable in the consumer.");
             out.println("Throughput is bounded by filling and summing, which both ways do alike.");
