@@ -48,6 +48,8 @@ public final class DepotClient implements AutoCloseable {
     }
 
     private static final byte[] NO_METADATA = new byte[0];
+    /** How long a waiting get spins on the futex word before it sleeps on it. */
+    private static final long SPIN_BEFORE_SLEEP_NANOS = 20_000;
 
     private final Store store;
     private final Set<ObjectWriter> openWriters = ConcurrentHashMap.newKeySet();
@@ -164,23 +166,32 @@ public final class DepotClient implements AutoCloseable {
     /** As {@link #get(ObjectId, long)} but returns null when the object is missing after the timeout. */
     public ObjectView tryGet(ObjectId id, long timeoutMillis) {
         checkOpen();
-        long deadline = timeoutMillis > 0 ? System.nanoTime() + timeoutMillis * 1_000_000L : 0;
+        Pin pin = store.tryPin(id.w0(), id.w1(), id.w2());
+        if (pin != null || timeoutMillis == 0) {
+            return pin == null ? null : view(id, pin);
+        }
+        long start = System.nanoTime();
+        long deadline = start + timeoutMillis * 1_000_000L;
         while (true) {
+            // Read the futex word before looking: a seal after the look bumps it, so the wait below cannot miss it.
             int sequence = store.sealSequence(id.w0(), id.w1());
-            Pin pin = store.tryPin(id.w0(), id.w1(), id.w2());
+            pin = store.tryPin(id.w0(), id.w1(), id.w2());
             if (pin != null) {
                 return view(id, pin);
             }
-            long remaining;
-            if (timeoutMillis == 0) {
+            long now = System.nanoTime();
+            long remaining = timeoutMillis < 0 ? -1 : deadline - now;
+            if (timeoutMillis > 0 && remaining <= 0) {
                 return null;
-            } else if (timeoutMillis < 0) {
-                remaining = -1;
-            } else {
-                remaining = deadline - System.nanoTime();
-                if (remaining <= 0) {
-                    return null;
+            }
+            if (now - start < SPIN_BEFORE_SLEEP_NANOS) {
+                // A seal that comes within microseconds is met by spinning: waking a sleeping process costs ~7 µs
+                // and much more on a busy machine. Spin only while the futex word is unchanged.
+                while (store.sealSequence(id.w0(), id.w1()) == sequence
+                    && System.nanoTime() - start < SPIN_BEFORE_SLEEP_NANOS) {
+                    Thread.onSpinWait();
                 }
+                continue;
             }
             store.awaitSeal(id.w0(), id.w1(), sequence, remaining);
         }
@@ -213,7 +224,7 @@ public final class DepotClient implements AutoCloseable {
     private ObjectView view(ObjectId id, Pin pin) {
         openViews.incrementAndGet();
         int slot = pin.slot();
-        return new ObjectView(this, id, pin, store.data(slot).asReadOnly(), store.metadata(slot));
+        return new ObjectView(this, id, pin, store.dataReadOnly(slot));
     }
 
     /** True when a sealed object with this id exists. */
@@ -277,6 +288,11 @@ public final class DepotClient implements AutoCloseable {
         if (!closed) {
             store.abort(record);
         }
+    }
+
+    /** The metadata of a pinned object (sliced on demand: most gets never ask for it). */
+    MemorySegment metadataOf(Pin pin) {
+        return store.metadata(pin.slot());
     }
 
     void writerClosed(ObjectWriter w) {

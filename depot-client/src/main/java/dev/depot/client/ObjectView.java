@@ -15,15 +15,13 @@ public final class ObjectView implements AutoCloseable {
     private final ObjectId id;
     private final Pin pin;
     private final MemorySegment data;
-    private final MemorySegment metadata;
     private boolean closed;
 
-    ObjectView(DepotClient client, ObjectId id, Pin pin, MemorySegment data, MemorySegment metadata) {
+    ObjectView(DepotClient client, ObjectId id, Pin pin, MemorySegment data) {
         this.client = client;
         this.id = id;
         this.pin = pin;
         this.data = data;
-        this.metadata = metadata;
     }
 
     public ObjectId id() {
@@ -48,7 +46,7 @@ public final class ObjectView implements AutoCloseable {
     /** A copy of the object's metadata. */
     public byte[] metadata() {
         checkOpen();
-        return metadata.toArray(ValueLayout.JAVA_BYTE);
+        return client.metadataOf(pin).toArray(ValueLayout.JAVA_BYTE);
     }
 
     /** Releases the pin. */

@@ -216,4 +216,15 @@ public final class ObjectIndex {
     public void touch(int slot, long nowMillis) {
         Atomics.putLongOpaque(entries, entryOffset(slot) + LAST_ACCESS_OFFSET, nowMillis);
     }
+
+    /**
+     * As {@link #touch}, but skips the store when the entry already holds this millisecond: readers of a hot
+     * object then share its cache line instead of bouncing it between cores on every get.
+     */
+    public void touchIfStale(int slot, long nowMillis) {
+        long at = entryOffset(slot) + LAST_ACCESS_OFFSET;
+        if (Atomics.getLongOpaque(entries, at) != nowMillis) {
+            Atomics.putLongOpaque(entries, at, nowMillis);
+        }
+    }
 }

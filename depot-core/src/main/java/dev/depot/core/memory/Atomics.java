@@ -49,6 +49,11 @@ public final class Atomics {
         LONG.setVolatile(s, offset, value);
     }
 
+    /** Opaque load: atomic (no tearing) but unordered; for hints such as last-access times. */
+    public static long getLongOpaque(MemorySegment s, long offset) {
+        return (long) LONG.getOpaque(s, offset);
+    }
+
     /** Opaque store: atomic (no tearing) but unordered; for hints such as last-access times. */
     public static void putLongOpaque(MemorySegment s, long offset, long value) {
         LONG.setOpaque(s, offset, value);

@@ -53,6 +53,7 @@ public final class Store implements AutoCloseable {
     final StoreLayout layout;
     final MemorySegment header;
     final MemorySegment heap;
+    private final MemorySegment heapReadOnly;
     final ClientTable clients;
     final ObjectIndex index;
     final HeapAllocator allocator;
@@ -70,6 +71,7 @@ public final class Store implements AutoCloseable {
         this.layout = file.layout();
         this.header = file.header();
         this.heap = file.heap();
+        this.heapReadOnly = heap.asReadOnly();
         this.clients = new ClientTable(file.clientTable(), layout.maxClients(), layout.pinsPerClient());
         this.index = new ObjectIndex(file.index(), layout.indexSlots());
         this.allocator = new HeapAllocator(header, heap);
@@ -300,7 +302,7 @@ public final class Store implements AutoCloseable {
             if (generation(sw) == (int) record) {
                 EntryState st = state(sw);
                 if (st == EntryState.SEALED) {
-                    index.touch(slot, System.currentTimeMillis());
+                    index.touchIfStale(slot, System.currentTimeMillis());
                     return new Pin(record, position);
                 }
                 // A deleter may have seen this transient pin and deferred: release it as unpin does.
@@ -344,6 +346,15 @@ public final class Store implements AutoCloseable {
         Bounds.checkRange("object data of index slot " + slot, block + HeapBlockDescriptor.HEADER_LENGTH, length,
             layout.heapLength());
         return heap.asSlice(block + HeapBlockDescriptor.HEADER_LENGTH, length);
+    }
+
+    /** As {@link #data} but read-only, sliced from a read-only view of the heap (one allocation per get). */
+    public MemorySegment dataReadOnly(int slot) {
+        long block = index.blockOffset(slot);
+        long length = index.dataLength(slot);
+        Bounds.checkRange("object data of index slot " + slot, block + HeapBlockDescriptor.HEADER_LENGTH, length,
+            layout.heapLength());
+        return heapReadOnly.asSlice(block + HeapBlockDescriptor.HEADER_LENGTH, length);
     }
 
     public MemorySegment metadata(int slot) {
