@@ -16,7 +16,8 @@ public final class BenchMain {
 
     static {
         for (Benchmark b : List.of(new GetLatencyBench(), new SmallPutBench(), new LargePutBench(),
-            new GetSizeBench(), new WakeBench(), new PipelineBench(), new ShareBench(), new AllocBench())) {
+            new GetSizeBench(), new WakeBench(), new PipelineBench(), new ShareBench(), new AllocBench(),
+            new PythonGetBench())) {
             BENCHMARKS.put(b.name(), b);
         }
     }

@@ -31,10 +31,15 @@ final class BenchStore implements AutoCloseable {
     }
 
     static BenchStore start(long capacity) {
+        return start(capacity, false);
+    }
+
+    /** As {@link #start(long)}; with {@code controlSocket}, also serves the control protocol (Python clients). */
+    static BenchStore start(long capacity, boolean controlSocket) {
         Path dir = Path.of("/dev/shm", PREFIX + UUID.randomUUID());
         try {
             ServerConfig config = ServerConfig.defaults().withDirectory(dir).withCapacity(capacity)
-                .withControlSocket(false);
+                .withControlSocket(controlSocket);
             return new BenchStore(dir, DepotServer.start(config, msg -> { }));
         } catch (RuntimeException e) {
             deleteTree(dir);
