@@ -10,8 +10,9 @@ import java.util.List;
 /**
  * Soak: a daemon and {@code --workers} client processes under mixed load for {@code --minutes} (or
  * {@code --seconds}). Prints, every {@code --every} seconds, total ops/s, the worst p99 get and put latency,
- * the workers' and daemon's RSS and the store's used bytes; at the end it compares the second half of the run
- * with the first and reports growth of RSS or used bytes beyond the live data as a problem.
+ * the workers' and the daemon's private RSS ({@code RssAnon}: the store's pages are shared memory and do not
+ * count), the daemon's resident store pages, and the store's used bytes; at the end it compares the last
+ * quarter of the run with the second and reports growth of private RSS or used bytes beyond the live data.
  *
  * <pre>  scripts/soak --minutes 10 [--workers 4]</pre>
  */
@@ -20,7 +21,7 @@ public final class Soak {
 
     /** One sample of the whole system. */
     public record Sample(long second, long opsPerSecond, double getP99Micros, double putP99Micros, long workersRssKb,
-                         long daemonRssKb, long usedBytes, long objectCount) {
+                         long daemonRssKb, long daemonShmemKb, long usedBytes, long objectCount) {
     }
 
     /** The run's samples and the problems found. */
@@ -50,12 +51,13 @@ public final class Soak {
             }
         }
         int printEvery = every;
-        System.out.printf("%6s %10s %10s %10s %12s %12s %12s %8s%n", "second", "ops/s", "get p99us", "put p99us",
-            "workers RSS", "daemon RSS", "used bytes", "objects");
+        System.out.printf("%6s %10s %10s %10s %14s %14s %14s %12s %8s%n", "second", "ops/s", "get p99us",
+            "put p99us", "workers anon", "daemon anon", "daemon shmem", "used bytes", "objects");
         Result r = run(workers, seconds, s -> {
             if (s.second() % printEvery == 0) {
-                System.out.printf("%6d %10d %10.1f %10.1f %10d K %10d K %12d %8d%n", s.second(), s.opsPerSecond(),
-                    s.getP99Micros(), s.putP99Micros(), s.workersRssKb(), s.daemonRssKb(), s.usedBytes(), s.objectCount());
+                System.out.printf("%6d %10d %10.1f %10.1f %12d K %12d K %12d K %12d %8d%n", s.second(),
+                    s.opsPerSecond(), s.getP99Micros(), s.putP99Micros(), s.workersRssKb(), s.daemonRssKb(),
+                    s.daemonShmemKb(), s.usedBytes(), s.objectCount());
             }
         });
         r.problems().forEach(p -> System.out.println("PROBLEM " + p));
@@ -98,8 +100,9 @@ public final class Soak {
                 for (long r : rss) {
                     workersRss += r;
                 }
-                Sample s = new Sample(second, ops, getP99, putP99, workersRss,
-                    SoakWorker.rssKb(Long.toString(ProcessHandle.current().pid())), st.usedBytes(), st.objectCount());
+                String self = Long.toString(ProcessHandle.current().pid());
+                Sample s = new Sample(second, ops, getP99, putP99, workersRss, SoakWorker.rssKb(self),
+                    SoakWorker.shmemKb(self), st.usedBytes(), st.objectCount());
                 samples.add(s);
                 onSample.accept(s);
             }
@@ -114,9 +117,9 @@ public final class Soak {
     }
 
     /**
-     * Used bytes are bounded by the namespace (it cannot exceed the live data); RSS may grow while pages of the
-     * store are first touched, so the comparison is of the last quarter against the second quarter, with a
-     * tolerance of 64 MiB for the workers together.
+     * Used bytes are bounded by the namespace (they cannot exceed the live data). Private RSS may grow early
+     * (JIT, heap sizing), so the last quarter is compared with the second, with a tolerance of 64 MiB for the
+     * workers together and 64 MiB for the daemon.
      */
     static void checkGrowth(List<Sample> samples, List<String> problems) {
         int n = samples.size();
@@ -124,14 +127,6 @@ public final class Soak {
             return;
         }
         long maxNamespaceBytes = 200L * 4 * 256 * 1024;
-        long earlyRss = 0;
-        long lateRss = 0;
-        for (int i = n / 4; i < n / 2; i++) {
-            earlyRss = Math.max(earlyRss, samples.get(i).workersRssKb());
-        }
-        for (int i = 3 * n / 4; i < n; i++) {
-            lateRss = Math.max(lateRss, samples.get(i).workersRssKb());
-        }
         for (Sample s : samples) {
             if (s.usedBytes() > maxNamespaceBytes) {
                 problems.add("used bytes " + s.usedBytes() + " at second " + s.second() + " exceed the live data bound "
@@ -139,8 +134,23 @@ public final class Soak {
                 break;
             }
         }
-        if (lateRss > earlyRss + 64 * 1024) {
-            problems.add("workers' RSS grew from " + earlyRss + " KiB to " + lateRss + " KiB");
+        checkGrowth("workers' private RSS", samples, Sample::workersRssKb, problems);
+        checkGrowth("the daemon's private RSS", samples, Sample::daemonRssKb, problems);
+    }
+
+    private static void checkGrowth(String what, List<Sample> samples, java.util.function.ToLongFunction<Sample> kb,
+                                    List<String> problems) {
+        int n = samples.size();
+        long early = 0;
+        long late = 0;
+        for (int i = n / 4; i < n / 2; i++) {
+            early = Math.max(early, kb.applyAsLong(samples.get(i)));
+        }
+        for (int i = 3 * n / 4; i < n; i++) {
+            late = Math.max(late, kb.applyAsLong(samples.get(i)));
+        }
+        if (late > early + 64 * 1024) {
+            problems.add(what + " grew from " + early + " KiB to " + late + " KiB");
         }
     }
 

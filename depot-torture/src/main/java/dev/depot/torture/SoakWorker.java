@@ -86,15 +86,27 @@ public final class SoakWorker {
         return c[(int) Math.min(n - 1, Math.ceil(n * 0.99) - 1)] / 1000.0;
     }
 
-    /** Resident set of this process in KiB, from /proc/self/status. */
+    /**
+     * Private resident memory of this process in KiB ({@code RssAnon} of /proc/self/status): what a leak would
+     * grow. Pages of the store that the process touched are shared memory ({@code RssShmem}), counted apart.
+     */
     static long rssKb() {
         return rssKb("self");
     }
 
     static long rssKb(String pid) {
+        return statusKb(pid, "RssAnon:");
+    }
+
+    /** Shared-memory pages (the store's) resident in this process, in KiB. */
+    static long shmemKb(String pid) {
+        return statusKb(pid, "RssShmem:");
+    }
+
+    private static long statusKb(String pid, String field) {
         try {
             for (String line : Files.readAllLines(Path.of("/proc", pid, "status"))) {
-                if (line.startsWith("VmRSS:")) {
+                if (line.startsWith(field)) {
                     return Long.parseLong(line.replaceAll("[^0-9]", ""));
                 }
             }

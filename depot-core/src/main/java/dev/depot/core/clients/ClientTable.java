@@ -83,13 +83,18 @@ public final class ClientTable {
      * counts them afterwards), then releases the slot with a CAS.
      */
     public boolean release(int client, long identity) {
+        clearPins(client);
+        return Atomics.compareAndSetLong(table, client * slotLength + IDENTITY_OFFSET, identity, 0);
+    }
+
+    /** Clears every pin record of a slot (its owner is gone or closing): no scan counts them afterwards. */
+    public void clearPins(int client) {
         long base = client * slotLength;
         int highWater = Math.min(Atomics.getIntAcquire(table, base + PIN_HIGH_WATER_OFFSET), pinsPerClient);
         for (int r = 0; r < highWater; r++) {
             Atomics.putLongVolatile(table, base + pinRecordOffset(r), 0);
         }
         Atomics.putIntRelease(table, base + PIN_HIGH_WATER_OFFSET, 0);
-        return Atomics.compareAndSetLong(table, base + IDENTITY_OFFSET, identity, 0);
     }
 
     /**

@@ -65,9 +65,16 @@ public final class Reaper {
                     }
                 }
             }
-            store.clients.release(client, identity);
         } finally {
             store.releaseLock();
         }
+        // The slot is freed only after the lock is released: the lock word names this slot when the client closes
+        // itself, and a waiter that saw the slot free would take the holder for dead and steal the lock.
+        store.clients.clearPins(client);
+        if (client == store.me()) {
+            // Deletes that only our pins held back are ours to finish, while our slot is still ours.
+            store.sweepPendingDeletes();
+        }
+        store.clients.release(client, identity);
     }
 }
