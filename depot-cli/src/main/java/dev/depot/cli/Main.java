@@ -24,8 +24,8 @@ import java.util.List;
  */
 public final class Main {
     static final List<Command> COMMANDS = List.of(new ServeCommand(), new PutCommand(), new GetCommand(),
-        new LsCommand(), new StatCommand(), new RmCommand(), new EvictCommand(), new DoctorCommand(), new DemoCommand(),
-        new BenchCommand());
+        new LsCommand(), new StatCommand(), new RmCommand(), new EvictCommand(), new DoctorCommand(),
+        ForwardingCommand.demo(), ForwardingCommand.bench());
 
     private Main() {
     }
