@@ -61,6 +61,7 @@ public final class Store implements AutoCloseable {
     private final int me;
     private final long myIdentity;
     private final PinTable pins;
+    private final Deletion deletion;
     private volatile boolean closed;
     /** False for a {@link #openSession session}: the mapping belongs to the store that opened it. */
     private final boolean ownsFile;
@@ -80,6 +81,7 @@ public final class Store implements AutoCloseable {
         this.me = registerWithRetry(kind);
         this.myIdentity = ProcessIdentity.self();
         this.pins = new PinTable(clients.slot(me), layout.pinsPerClient());
+        this.deletion = new Deletion(this);
     }
 
     /** Opens an existing store and registers this process as a client. */
@@ -308,13 +310,10 @@ public final class Store implements AutoCloseable {
                 // A deleter may have seen this transient pin and deferred: release it as unpin does.
                 release(record, position);
                 if (st == EntryState.EVICTING) {
-                    long now = System.nanoTime();
-                    if (evictingSince == 0) {
-                        evictingSince = now;
-                    } else if (now - evictingSince > EVICTING_WAIT_NANOS) {
+                    evictingSince = evictingSince == 0 ? System.nanoTime() : evictingSince;
+                    if (!yieldWhileEvicting(evictingSince)) {
                         return null;
                     }
-                    Thread.yield();
                     continue;
                 }
                 return null;
@@ -322,6 +321,18 @@ public final class Store implements AutoCloseable {
             pins.unpin(position);
             // The slot was reused between lookup and pin: look again.
         }
+    }
+
+    /**
+     * Lets an eviction in progress settle (it frees the object or puts it back within its pin scan); false once
+     * it has taken longer than {@link #EVICTING_WAIT_NANOS} since {@code since}, which only a stuck evictor does.
+     */
+    static boolean yieldWhileEvicting(long since) {
+        if (System.nanoTime() - since > EVICTING_WAIT_NANOS) {
+            return false;
+        }
+        Thread.yield();
+        return true;
     }
 
     /** Releases a pin; completes a deferred delete when this was the last pin on it. */
@@ -341,20 +352,18 @@ public final class Store implements AutoCloseable {
 
     /** The object's data, a slice of the one mapping. Bounds are checked: the index is untrusted. */
     public MemorySegment data(int slot) {
-        long block = index.blockOffset(slot);
-        long length = index.dataLength(slot);
-        Bounds.checkRange("object data of index slot " + slot, block + HeapBlockDescriptor.HEADER_LENGTH, length,
-            layout.heapLength());
-        return heap.asSlice(block + HeapBlockDescriptor.HEADER_LENGTH, length);
+        return heap.asSlice(checkedDataStart(slot), index.dataLength(slot));
     }
 
     /** As {@link #data} but read-only, sliced from a read-only view of the heap (one allocation per get). */
     public MemorySegment dataReadOnly(int slot) {
-        long block = index.blockOffset(slot);
-        long length = index.dataLength(slot);
-        Bounds.checkRange("object data of index slot " + slot, block + HeapBlockDescriptor.HEADER_LENGTH, length,
-            layout.heapLength());
-        return heapReadOnly.asSlice(block + HeapBlockDescriptor.HEADER_LENGTH, length);
+        return heapReadOnly.asSlice(checkedDataStart(slot), index.dataLength(slot));
+    }
+
+    private long checkedDataStart(int slot) {
+        long start = index.blockOffset(slot) + HeapBlockDescriptor.HEADER_LENGTH;
+        Bounds.checkRange("object data of index slot " + slot, start, index.dataLength(slot), layout.heapLength());
+        return start;
     }
 
     public MemorySegment metadata(int slot) {
@@ -378,96 +387,22 @@ public final class Store implements AutoCloseable {
      */
     public boolean delete(long w0, long w1, int w2) {
         checkOpen();
-        long evictingSince = 0;
-        while (true) {
-            // SEALED or EVICTING in one scan: an eviction that finds the object pinned puts it back to SEALED.
-            long found = index.findSealed(w0, w1, w2);
-            if (found == 0) {
-                return false;
-            }
-            int slot = ClientTableDescriptor.pinnedSlot(found);
-            long sw = index.stateWordVolatile(slot);
-            if (generation(sw) != (int) found || !index.idEquals(slot, w0, w1, w2)) {
-                continue;
-            }
-            if (state(sw) == EntryState.EVICTING) {
-                // The evictor frees it or puts it back within its pin scan; give up only on a stuck one.
-                long now = System.nanoTime();
-                if (evictingSince == 0) {
-                    evictingSince = now;
-                } else if (now - evictingSince > EVICTING_WAIT_NANOS) {
-                    return false;
-                }
-                Thread.yield();
-                continue;
-            }
-            if (state(sw) != EntryState.SEALED) {
-                continue;
-            }
-            long deleting = stateWord(generation(sw), me, EntryState.DELETING);
-            if (!index.compareAndSetStateWord(slot, sw, deleting)) {
-                continue;
-            }
-            finishOrDefer(slot, deleting);
-            return true;
-        }
-    }
-
-    /** With the entry in DELETING(me): free it when unpinned, else leave it DELETE_PENDING. */
-    private void finishOrDefer(int slot, long deleting) {
-        long record = ClientTableDescriptor.pinRecord(slot, generation(deleting));
-        if (!clients.isPinned(record)) {
-            lockAndRecover();
-            try {
-                if (index.stateWordVolatile(slot) == deleting) {
-                    freeEntryUnderLock(slot);
-                }
-            } finally {
-                lock.release(me);
-            }
-            return;
-        }
-        long pending = stateWord(generation(deleting), 0, EntryState.DELETE_PENDING);
-        if (index.compareAndSetStateWord(slot, deleting, pending)) {
-            addCounter(PENDING_DELETES_OFFSET, 1);
-            // Dekker with unpin, which clears its record (volatile) and then loads the state (volatile): an
-            // unpinner that ran between our scan and our CAS saw DELETING and left the delete to us. Scanning again
-            // after publishing DELETE_PENDING means that one of us always sees the other and finishes it.
-            if (!clients.isPinned(record)) {
-                tryFinishDelete(slot, pending);
-            }
-        }
+        return deletion.delete(w0, w1, w2);
     }
 
     /** Tries to complete a DELETE_PENDING entry whose state word is {@code pending}. */
     void tryFinishDelete(int slot, long pending) {
-        long deleting = stateWord(generation(pending), me, EntryState.DELETING);
-        if (index.compareAndSetStateWord(slot, pending, deleting)) {
-            addCounter(PENDING_DELETES_OFFSET, -1);
-            finishOrDefer(slot, deleting);
-        }
+        deletion.tryFinishDelete(slot, pending);
     }
 
-    /**
-     * Completes every deferred delete whose pins are gone. The daemon calls this periodically. The pending
-     * count is only a hint (a process killed between a state change and the count's update leaves it off by
-     * one), so with {@code always} the index is scanned regardless; the daemon does that once a second.
-     */
+    /** Completes every deferred delete whose pins are gone (see {@link Deletion#sweep}). */
     public void sweepPendingDeletes() {
-        sweepPendingDeletes(false);
+        deletion.sweep(false);
     }
 
-    /** As {@link #sweepPendingDeletes()}; with {@code always}, ignores the hint and scans the index. */
+    /** As {@link #sweepPendingDeletes()}; with {@code always}, ignores the pending count and scans the index. */
     public void sweepPendingDeletes(boolean always) {
-        if (!always && Atomics.getLongVolatile(header, PENDING_DELETES_OFFSET) <= 0) {
-            return;
-        }
-        for (int slot = 0; slot < index.slots(); slot++) {
-            long sw = index.stateWordAcquire(slot);
-            if (state(sw) == EntryState.DELETE_PENDING) {
-                tryFinishDelete(slot, sw);
-            }
-        }
+        deletion.sweep(always);
     }
 
     /** Evicts least-recently-used unpinned sealed objects until {@code bytes} are freed or none is left. */

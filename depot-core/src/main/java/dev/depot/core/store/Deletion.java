@@ -1,0 +1,121 @@
+package dev.depot.core.store;
+
+import static dev.depot.core.index.IndexEntryDescriptor.generation;
+import static dev.depot.core.index.IndexEntryDescriptor.state;
+import static dev.depot.core.index.IndexEntryDescriptor.stateWord;
+import static dev.depot.core.store.StoreHeaderDescriptor.PENDING_DELETES_OFFSET;
+
+import dev.depot.core.clients.ClientTableDescriptor;
+import dev.depot.core.index.EntryState;
+import dev.depot.core.index.ObjectIndex;
+import dev.depot.core.memory.Atomics;
+
+/**
+ * Deleting objects, deferred while they are pinned. Protocol (each step names what it publishes):
+ * <ol>
+ *   <li>CAS SEALED to DELETING(me): from now on no new pin succeeds (a pinner re-reads the state after
+ *       publishing its record).</li>
+ *   <li>Scan every pin record (volatile). None: free the block under the allocation lock. Some: CAS to
+ *       DELETE_PENDING and scan again, so that an unpinner that cleared its record between the two and saw
+ *       DELETING (not DELETE_PENDING) cannot leave the delete to nobody.</li>
+ *   <li>The last unpinner sees DELETE_PENDING and finishes it; the daemon's sweep catches the rest.</li>
+ * </ol>
+ */
+final class Deletion {
+    private final Store store;
+    private final ObjectIndex index;
+
+    Deletion(Store store) {
+        this.store = store;
+        this.index = store.index;
+    }
+
+    /**
+     * Deletes a sealed object: freed now when nobody pins it, else when the last pin goes.
+     *
+     * @return false when there is no sealed object with this id
+     */
+    boolean delete(long w0, long w1, int w2) {
+        long evictingSince = 0;
+        while (true) {
+            // SEALED or EVICTING in one scan: an eviction that finds the object pinned puts it back to SEALED.
+            long found = index.findSealed(w0, w1, w2);
+            if (found == 0) {
+                return false;
+            }
+            int slot = ClientTableDescriptor.pinnedSlot(found);
+            long sw = index.stateWordVolatile(slot);
+            if (generation(sw) != (int) found || !index.idEquals(slot, w0, w1, w2)) {
+                continue;
+            }
+            if (state(sw) == EntryState.EVICTING) {
+                evictingSince = evictingSince == 0 ? System.nanoTime() : evictingSince;
+                if (!Store.yieldWhileEvicting(evictingSince)) {
+                    return false;
+                }
+                continue;
+            }
+            if (state(sw) != EntryState.SEALED) {
+                continue;
+            }
+            long deleting = stateWord(generation(sw), store.me(), EntryState.DELETING);
+            if (!index.compareAndSetStateWord(slot, sw, deleting)) {
+                continue;
+            }
+            finishOrDefer(slot, deleting);
+            return true;
+        }
+    }
+
+    /** With the entry in DELETING(me): free it when unpinned, else leave it DELETE_PENDING. */
+    private void finishOrDefer(int slot, long deleting) {
+        long record = ClientTableDescriptor.pinRecord(slot, generation(deleting));
+        if (!store.clients.isPinned(record)) {
+            store.lockAndRecover();
+            try {
+                if (index.stateWordVolatile(slot) == deleting) {
+                    store.freeEntryUnderLock(slot);
+                }
+            } finally {
+                store.releaseLock();
+            }
+            return;
+        }
+        long pending = stateWord(generation(deleting), 0, EntryState.DELETE_PENDING);
+        if (index.compareAndSetStateWord(slot, deleting, pending)) {
+            store.addCounter(PENDING_DELETES_OFFSET, 1);
+            // Dekker with unpin, which clears its record (volatile) and then loads the state (volatile): an
+            // unpinner that ran between our scan and our CAS saw DELETING and left the delete to us. Scanning again
+            // after publishing DELETE_PENDING means that one of us always sees the other and finishes it.
+            if (!store.clients.isPinned(record)) {
+                tryFinishDelete(slot, pending);
+            }
+        }
+    }
+
+    /** Tries to complete a DELETE_PENDING entry whose state word is {@code pending}. */
+    void tryFinishDelete(int slot, long pending) {
+        long deleting = stateWord(generation(pending), store.me(), EntryState.DELETING);
+        if (index.compareAndSetStateWord(slot, pending, deleting)) {
+            store.addCounter(PENDING_DELETES_OFFSET, -1);
+            finishOrDefer(slot, deleting);
+        }
+    }
+
+    /**
+     * Completes every deferred delete whose pins are gone. The daemon calls this periodically. The pending
+     * count is only a hint (a process killed between a state change and the count's update leaves it off by
+     * one), so with {@code always} the index is scanned regardless; the daemon does that once a second.
+     */
+    void sweep(boolean always) {
+        if (!always && Atomics.getLongVolatile(store.header, PENDING_DELETES_OFFSET) <= 0) {
+            return;
+        }
+        for (int slot = 0; slot < index.slots(); slot++) {
+            long sw = index.stateWordAcquire(slot);
+            if (state(sw) == EntryState.DELETE_PENDING) {
+                tryFinishDelete(slot, sw);
+            }
+        }
+    }
+}
