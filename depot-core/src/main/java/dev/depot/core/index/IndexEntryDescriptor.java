@@ -44,6 +44,13 @@ public final class IndexEntryDescriptor {
     private static final int OWNER_MASK = 0xffff;
     private static final int GENERATION_SHIFT = 32;
 
+    /**
+     * No entry is placed more than this many slots from its home, so every lookup ends within this many slots
+     * even when deletes have left no EMPTY slot behind (tombstones would otherwise make a lookup of a missing id
+     * scan the whole index).
+     */
+    public static final int MAX_PROBE = 1024;
+
     /** Entries are kept at most this full (3/4) so that probe chains stay short. */
     public static long maxObjects(int indexSlots) {
         return indexSlots - (indexSlots >> 2);

@@ -23,6 +23,8 @@ public final class ObjectIndex {
     private final MemorySegment entries;
     private final int slots;
     private final int mask;
+    /** Slots probed from an id's home at most: {@link IndexEntryDescriptor#MAX_PROBE}, or all of a small index. */
+    private final int maxProbe;
 
     public ObjectIndex(MemorySegment entries, int slots) {
         if (entries.byteSize() != (long) slots * ENTRY_LENGTH || Integer.bitCount(slots) != 1) {
@@ -32,6 +34,7 @@ public final class ObjectIndex {
         this.entries = entries;
         this.slots = slots;
         this.mask = slots - 1;
+        this.maxProbe = Math.min(slots, MAX_PROBE);
         Atomics.checkAligned(entries, 0, ENTRY_LENGTH, "object index");
     }
 
@@ -75,7 +78,7 @@ public final class ObjectIndex {
      */
     public long findSealed(long w0, long w1, int w2) {
         int slot = home(w0, w1);
-        for (int probe = 0; probe < slots; probe++, slot = (slot + 1) & mask) {
+        for (int probe = 0; probe < maxProbe; probe++, slot = (slot + 1) & mask) {
             long sw = stateWordAcquire(slot);
             EntryState st = state(sw);
             if (st == EntryState.EMPTY) {
@@ -96,7 +99,7 @@ public final class ObjectIndex {
      */
     public int findBlocking(long w0, long w1, int w2) {
         int slot = home(w0, w1);
-        for (int probe = 0; probe < slots; probe++, slot = (slot + 1) & mask) {
+        for (int probe = 0; probe < maxProbe; probe++, slot = (slot + 1) & mask) {
             EntryState st = state(stateWordAcquire(slot));
             if (st == EntryState.EMPTY) {
                 return -1;
@@ -112,7 +115,7 @@ public final class ObjectIndex {
     /** Finds any live entry with this id in the given state, or -1. Lock-free; the caller validates with a CAS. */
     public int findInState(long w0, long w1, int w2, EntryState wanted) {
         int slot = home(w0, w1);
-        for (int probe = 0; probe < slots; probe++, slot = (slot + 1) & mask) {
+        for (int probe = 0; probe < maxProbe; probe++, slot = (slot + 1) & mask) {
             EntryState st = state(stateWordAcquire(slot));
             if (st == EntryState.EMPTY) {
                 return -1;
@@ -124,6 +127,18 @@ public final class ObjectIndex {
         return -1;
     }
 
+    /** True when an id with this home can be inserted: a free slot lies within the probe limit. Under the lock. */
+    public boolean hasRoomFor(long w0, long w1) {
+        int slot = home(w0, w1);
+        for (int probe = 0; probe < maxProbe; probe++, slot = (slot + 1) & mask) {
+            EntryState st = state(stateWordAcquire(slot));
+            if (st == EntryState.TOMBSTONE || st == EntryState.EMPTY) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
      * Inserts a CREATING entry owned by {@code owner}. Under the allocator lock; the caller checked that no
      * blocking entry has this id and that the index has room.
@@ -133,7 +148,7 @@ public final class ObjectIndex {
     public long insert(long w0, long w1, int w2, long blockOffset, long dataLength, int metadataLength, int owner) {
         int slot = home(w0, w1);
         int target = -1;
-        for (int probe = 0; probe < slots; probe++, slot = (slot + 1) & mask) {
+        for (int probe = 0; probe < maxProbe; probe++, slot = (slot + 1) & mask) {
             EntryState st = state(stateWordAcquire(slot));
             if (st == EntryState.TOMBSTONE || st == EntryState.EMPTY) {
                 target = slot;
@@ -141,7 +156,8 @@ public final class ObjectIndex {
             }
         }
         if (target < 0) {
-            throw new IllegalStateException("object index has no free slot among " + slots);
+            throw new IllegalStateException("object index has no free slot among " + maxProbe
+                + (maxProbe < slots ? " slots from this id's home (check hasRoomFor first)" : ""));
         }
         long base = entryOffset(target);
         int generation = generation(stateWordAcquire(target)) + 1;

@@ -11,6 +11,7 @@ import dev.depot.core.clients.PinTable;
 import dev.depot.core.heap.HeapAllocator;
 import dev.depot.core.heap.HeapBlockDescriptor;
 import dev.depot.core.index.EntryState;
+import dev.depot.core.index.IndexEntryDescriptor;
 import dev.depot.core.index.ObjectIndex;
 import dev.depot.core.memory.Atomics;
 import dev.depot.core.memory.Bounds;
@@ -193,6 +194,12 @@ public final class Store implements AutoCloseable {
                 throw new StoreFullException("cannot create object " + idText + ": the index holds "
                     + layout.maxObjects() + " objects, its maximum; delete objects or recreate the store with"
                     + " more --max-objects");
+            }
+            if (!index.hasRoomFor(w0, w1)) {
+                throw new StoreFullException("cannot create object " + idText + ": the " + IndexEntryDescriptor.MAX_PROBE
+                    + " index slots from its home are all taken (" + Atomics.getLongPlain(header, OBJECT_COUNT_OFFSET)
+                    + " objects in " + index.slots() + " slots); delete objects or recreate the store with more"
+                    + " --max-objects");
             }
             long block = allocator.allocate(blockSize);
             if (block < 0 && evict) {

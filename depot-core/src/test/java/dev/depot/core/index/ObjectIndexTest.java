@@ -7,6 +7,7 @@ import static dev.depot.core.index.IndexEntryDescriptor.state;
 import static dev.depot.core.index.IndexEntryDescriptor.stateWord;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -207,6 +208,27 @@ class ObjectIndexTest {
         }
         var e = assertThrows(IllegalStateException.class, () -> insert(index, TestId.random(random)));
         assertEquals("object index has no free slot among 16", e.getMessage());
+    }
+
+    @Test
+    void shouldPlaceNoEntryBeyondTheProbeLimitFromItsHome() {
+        ObjectIndex big = newIndex(2 * IndexEntryDescriptor.MAX_PROBE);
+        int home = 100;
+        List<TestId> ids = new ArrayList<>();
+        for (int i = 0; i < IndexEntryDescriptor.MAX_PROBE; i++) {
+            TestId id = idWithHome(big, home);
+            ids.add(id);
+            assertTrue(big.hasRoomFor(id.w0(), id.w1()));
+            insert(big, id);
+        }
+        TestId oneTooMany = idWithHome(big, home);
+        assertFalse(big.hasRoomFor(oneTooMany.w0(), oneTooMany.w1()), "the window of this home is full");
+        var e = assertThrows(IllegalStateException.class, () -> insert(big, oneTooMany));
+        assertTrue(e.getMessage().contains("from this id's home"), e.getMessage());
+        assertEquals(-1, find(big, oneTooMany), "a missing id is not found, and the lookup stops at the limit");
+        assertEquals(home + IndexEntryDescriptor.MAX_PROBE - 1, find(big, ids.getLast()));
+        TestId elsewhere = idWithHome(big, home + IndexEntryDescriptor.MAX_PROBE + 10);
+        assertTrue(big.hasRoomFor(elsewhere.w0(), elsewhere.w1()));
     }
 
     @Test
