@@ -101,5 +101,5 @@ def get_array(client, oid, timeout=None):
     # The pin now belongs to the array: released (at the next request) once nothing uses the memory.
     view._detach()
     client._views.discard(view)
-    weakref.finalize(array, client._defer_release, bytes(view.id))
+    weakref.finalize(array, client._defer_release, bytes(view.id), client._epoch)
     return array

@@ -64,6 +64,10 @@ class Client:
         self._abandoned = {}
         self._in_frame = False
         self._broken = None
+        # the daemon went away (not a protocol error): the next request reconnects
+        self._lost = False
+        # counts reconnections: a pin taken on an earlier connection is not released on a later one
+        self._epoch = 0
         self._deferred_aborts = collections.deque()
         self._sock = self._open_socket()
         try:
@@ -110,7 +114,9 @@ class Client:
         except FileNotFoundError:
             raise StoreNotFoundError("the daemon named the store file %s but it does not exist" % self.store_file)
         try:
-            actual = os.fstat(fd).st_size
+            st = os.fstat(fd)
+            self._store_ino = st.st_ino
+            actual = st.st_size
             if actual != self.file_length:
                 raise ProtocolError("the store file %s has %d bytes but the daemon says %d"
                                     % (self.store_file, actual, self.file_length))
@@ -128,9 +134,40 @@ class Client:
             if self._closed:
                 raise ViewReleasedError("this Depot client is closed")
             if self._broken is not None:
-                raise ProtocolError(self._broken)
+                if not self._lost:
+                    raise ProtocolError(self._broken)
+                self._reconnect()
             self._flush_deferred_releases()
             return self._exchange(type_, body, many)
+
+    def _reconnect(self):
+        """After the daemon went away: connect to the daemon now serving the directory and carry on with the
+        same mapping (the store file outlives daemons). What the old connection held is gone: its views are no
+        longer pinned and its unsealed objects were aborted by the new daemon."""
+        cause = self._broken
+        try:
+            self._sock.close()
+        except OSError:
+            pass
+        try:
+            self._sock = self._open_socket()
+        except DaemonNotRunningError as e:
+            raise ProtocolError("%s; reconnecting failed: %s" % (cause, e)) from None
+        self._broken = None
+        self._lost = False
+        self._abandoned.clear()
+        self._in_frame = False
+        self._deferred_releases.clear()
+        self._deferred_aborts.clear()
+        self._epoch += 1
+        self._views.clear()
+        self._writers.clear()
+        mapped = (self.store_file, self.file_length)
+        self._hello()
+        if (self.store_file, self.file_length) != mapped or os.stat(self.store_file).st_ino != self._store_ino:
+            self._broken = ("the store at %s was recreated while this client was disconnected; connect again"
+                            % self.directory)
+            raise ProtocolError(self._broken)
 
     def _exchange(self, type_, body, many):
         request = self._next_request
@@ -171,6 +208,7 @@ class Client:
                     return bodies
         except (ConnectionError, EOFError) as e:
             self._broken = "lost the connection to the Depot daemon at %s: %s" % (self.socket_path, e)
+            self._lost = True
             raise ProtocolError(self._broken) from None
         finally:
             if not done and self._broken is None:
@@ -185,6 +223,7 @@ class Client:
     def _farewell(self, cause):
         """The daemon hung up: its last word (an ERROR frame) if it left one, else a ProtocolError."""
         self._broken = "lost the connection to the Depot daemon at %s: %s" % (self.socket_path, cause)
+        self._lost = True
         try:
             self._sock.settimeout(1.0)
             rtype, _, _, rbody = self._read_frame()
@@ -379,7 +418,9 @@ class Client:
     def _seal(self, oid):
         self._call(w.SEAL_TYPE, w.ID.pack(bytes(oid)))
 
-    def _abort(self, oid):
+    def _abort(self, oid, writer=None):
+        if writer is not None and writer not in self._writers:
+            return  # created on a connection that is gone: the daemon already aborted it
         if not self._closed:
             self._call(w.ABORT_TYPE, w.ID.pack(bytes(oid)))
 
@@ -387,13 +428,16 @@ class Client:
         self._writers.discard(writer)
 
     def _release(self, view):
+        if view not in self._views:
+            return  # pinned on a connection that is gone: the daemon already dropped the pin
         self._views.discard(view)
         if not self._closed:
             self._call(w.RELEASE_TYPE, w.ID.pack(bytes(view.id)))
 
-    def _defer_release(self, raw_id):
-        """From a finaliser (any thread, any time): queue the release for the next request."""
-        if not self._closed:
+    def _defer_release(self, raw_id, epoch=None):
+        """From a finaliser (any thread, any time): queue the release for the next request, unless the pin was
+        taken on a connection that is gone (``epoch`` older than the current one)."""
+        if not self._closed and (epoch is None or epoch == self._epoch):
             self._deferred_releases.append(raw_id)
 
     def flush(self):

@@ -111,7 +111,7 @@ class ObjectWriter:
         self._state = "aborted"
         self._close_data()
         try:
-            self._client._abort(self.id)
+            self._client._abort(self.id, self)
         finally:
             self._client._writer_done(self)
 

@@ -1,0 +1,44 @@
+"""A Python client outlives a daemon: after the daemon is killed and another one started, it reconnects."""
+import numpy as np
+import pytest
+
+import depot
+from conftest import CAPACITY, Child, Daemon, java_command
+
+
+def _start_daemon(directory):
+    d = Daemon(directory, Child(java_command("dev.depot.server.DaemonMain", "--dir", directory,
+                                             "--capacity", CAPACITY)))
+    try:
+        d.child.await_line("depot: serving", timeout=60)
+    except BaseException:
+        d.stop()
+        raise
+    return d
+
+
+def test_the_client_reconnects_to_the_next_daemon(daemon, client):
+    kept = depot.ObjectId.of("kept")
+    client.put(kept, b"sealed objects survive a daemon")
+    client.put_array(depot.ObjectId.of("array"), np.arange(16, dtype=np.float64))
+    old_view = client.get(kept, timeout=1)
+    old_array = client.get_array(depot.ObjectId.of("array"), timeout=1)
+    writer = client.create(depot.ObjectId.of("unsealed"), 100)
+
+    daemon.child.kill()                       # SIGKILL: no goodbye
+    with pytest.raises(depot.ProtocolError):
+        client.contains(kept)                 # the connection is gone, and the next daemon is not up yet
+    second = _start_daemon(daemon.dir)
+    try:
+        assert client.contains(kept)          # reconnected
+        with client.get(kept, timeout=1) as v:
+            assert bytes(v.data) == b"sealed objects survive a daemon"
+        old_view.release()                    # its pin went with the old connection: harmless
+        writer.abort()                        # aborted by the new daemon already: harmless
+        del old_array
+        client.put(depot.ObjectId.of("after"), b"new work")
+        stats = client.stat()
+        assert stats.pinned_bytes == 0
+        assert stats.unsealed_bytes == 0
+    finally:
+        second.stop()
