@@ -1,5 +1,6 @@
 package dev.depot.client;
 
+import dev.depot.core.index.IndexEntryDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -30,8 +31,8 @@ public final class ObjectId {
         this.bytes = bytes;
         MemorySegment s = MemorySegment.ofArray(bytes);
         this.w0 = s.get(LONG_LE, 0);
-        this.w1 = s.get(LONG_LE, 8);
-        this.w2 = s.get(INT_LE, 16);
+        this.w1 = s.get(LONG_LE, IndexEntryDescriptor.ID_W1_POSITION);
+        this.w2 = s.get(INT_LE, IndexEntryDescriptor.ID_W2_POSITION);
     }
 
     /** A random id (from a {@link SecureRandom}). */

@@ -32,6 +32,12 @@ public final class IndexEntryDescriptor {
     public static final int STATE_WORD_OFFSET = 0;
     public static final int ID_OFFSET = STATE_WORD_OFFSET + Long.BYTES;
     public static final int ID_LENGTH = 20;
+    /**
+     * Where the id's three words lie within its 20 bytes, read little-endian: {@code w0} bytes 0..7, {@code w1}
+     * bytes 8..15, {@code w2} bytes 16..19 (the same split in Java, Python and the wire protocol).
+     */
+    public static final int ID_W1_POSITION = Long.BYTES;
+    public static final int ID_W2_POSITION = 2 * Long.BYTES;
     public static final int METADATA_LENGTH_OFFSET = ID_OFFSET + ID_LENGTH;
     public static final int BLOCK_OFFSET_OFFSET = METADATA_LENGTH_OFFSET + Integer.BYTES;
     public static final int DATA_LENGTH_OFFSET = BLOCK_OFFSET_OFFSET + Long.BYTES;

@@ -51,7 +51,7 @@ public final class ObjectIndex {
     /** Home slot of the id stored in {@code slot}. */
     public int homeOfSlot(int slot) {
         long base = entryOffset(slot) + ID_OFFSET;
-        return home(entries.get(LONG_LE, base), entries.get(LONG_LE, base + 8));
+        return home(entries.get(LONG_LE, base), entries.get(LONG_LE, base + ID_W1_POSITION));
     }
 
     public long stateWordAcquire(int slot) {
@@ -162,8 +162,8 @@ public final class ObjectIndex {
         long base = entryOffset(target);
         int generation = generation(stateWordAcquire(target)) + 1;
         entries.set(LONG_LE, base + ID_OFFSET, w0);
-        entries.set(LONG_LE, base + ID_OFFSET + 8, w1);
-        entries.set(INT_LE, base + ID_OFFSET + 16, w2);
+        entries.set(LONG_LE, base + ID_OFFSET + ID_W1_POSITION, w1);
+        entries.set(INT_LE, base + ID_OFFSET + ID_W2_POSITION, w2);
         entries.set(ValueLayout.JAVA_INT, base + METADATA_LENGTH_OFFSET, metadataLength);
         entries.set(ValueLayout.JAVA_LONG, base + BLOCK_OFFSET_OFFSET, blockOffset);
         entries.set(ValueLayout.JAVA_LONG, base + DATA_LENGTH_OFFSET, dataLength);
@@ -199,8 +199,8 @@ public final class ObjectIndex {
 
     public boolean idEquals(int slot, long w0, long w1, int w2) {
         long base = entryOffset(slot) + ID_OFFSET;
-        return entries.get(LONG_LE, base) == w0 && entries.get(LONG_LE, base + 8) == w1
-            && entries.get(INT_LE, base + 16) == w2;
+        return entries.get(LONG_LE, base) == w0 && entries.get(LONG_LE, base + ID_W1_POSITION) == w1
+            && entries.get(INT_LE, base + ID_W2_POSITION) == w2;
     }
 
     /** Copies the 20 id bytes of a slot into {@code out}. */
