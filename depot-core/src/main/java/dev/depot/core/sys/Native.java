@@ -3,7 +3,9 @@ package dev.depot.core.sys;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
 import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
@@ -33,7 +35,7 @@ public final class Native {
     private static final SymbolLookup LIBC = LINKER.defaultLookup();
     private static final Linker.Option CCS = Linker.Option.captureCallState("errno");
     private static final long ERRNO_OFFSET = Linker.Option.captureStateLayout()
-        .byteOffset(java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
+        .byteOffset(MemoryLayout.PathElement.groupElement("errno"));
     private static final VarHandle ERRNO = ValueLayout.JAVA_INT.varHandle();
 
     private static final MethodHandle SYSCALL_FUTEX = LINKER.downcallHandle(
@@ -51,8 +53,14 @@ public final class Native {
     private static final MethodHandle STRERROR = LINKER.downcallHandle(LIBC.findOrThrow("strerror"),
         FunctionDescriptor.of(ValueLayout.ADDRESS.withTargetLayout(ValueLayout.JAVA_BYTE), ValueLayout.JAVA_INT));
 
+    /** {@code struct timespec} on 64-bit Linux: {@code tv_sec} then {@code tv_nsec}, both 64-bit. */
+    private static final StructLayout TIMESPEC_LAYOUT = MemoryLayout.structLayout(
+        ValueLayout.JAVA_LONG.withName("tv_sec"), ValueLayout.JAVA_LONG.withName("tv_nsec"));
+    private static final long TV_SEC_OFFSET = TIMESPEC_LAYOUT.byteOffset(MemoryLayout.PathElement.groupElement("tv_sec"));
+    private static final long TV_NSEC_OFFSET = TIMESPEC_LAYOUT.byteOffset(MemoryLayout.PathElement.groupElement("tv_nsec"));
     /** Scratch timespec per thread, so a timed wait allocates nothing. */
-    private static final ThreadLocal<MemorySegment> TIMESPEC = ThreadLocal.withInitial(() -> Arena.global().allocate(16, 8));
+    private static final ThreadLocal<MemorySegment> TIMESPEC = ThreadLocal.withInitial(
+        () -> Arena.global().allocate(TIMESPEC_LAYOUT));
 
     private Native() {
     }
@@ -66,8 +74,8 @@ public final class Native {
         MemorySegment ts = MemorySegment.NULL;
         if (timeoutNanos >= 0) {
             ts = TIMESPEC.get();
-            ts.set(ValueLayout.JAVA_LONG, 0, timeoutNanos / 1_000_000_000L);
-            ts.set(ValueLayout.JAVA_LONG, 8, timeoutNanos % 1_000_000_000L);
+            ts.set(ValueLayout.JAVA_LONG, TV_SEC_OFFSET, timeoutNanos / 1_000_000_000L);
+            ts.set(ValueLayout.JAVA_LONG, TV_NSEC_OFFSET, timeoutNanos % 1_000_000_000L);
         }
         try {
             long unused = (long) SYSCALL_FUTEX.invokeExact(SYS_FUTEX, address, FUTEX_WAIT, expected, ts,
