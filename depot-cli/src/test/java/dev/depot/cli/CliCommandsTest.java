@@ -365,4 +365,21 @@ class CliCommandsTest {
         assertTrue(r.stderr().startsWith("depot: a daemon (pid " + ProcessHandle.current().pid() + ") already serves"),
             r::toString);
     }
+
+    @Test
+    void shouldCallACapacityBeyondTheLimitTooLargeInsteadOfOverflowing() {
+        CliRunner.Result r = depot.run("serve", "--capacity", "9223372036854775807");
+        assertEquals(2, r.status(), r::toString);
+        assertTrue(r.stderr().startsWith("depot: --capacity 9223372036854775807 is too large (at most 1.0 EiB)"),
+            r::toString);
+        assertTrue(!r.stderr().contains("-9"), r::toString);
+    }
+
+    @Test
+    void shouldSayThatADirectoryCannotBePut() throws IOException {
+        Path dir = Files.createDirectory(files.resolve("a-dir"));
+        CliRunner.Result r = depot.run("put", dir.toString());
+        assertEquals(1, r.status(), r::toString);
+        assertTrue(r.stderr().startsWith("depot: " + dir + " is a directory; `depot put` stores one file"), r::toString);
+    }
 }
