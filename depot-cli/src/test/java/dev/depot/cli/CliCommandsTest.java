@@ -2,6 +2,7 @@ package dev.depot.cli;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.depot.client.DepotClient;
@@ -381,5 +382,22 @@ class CliCommandsTest {
         CliRunner.Result r = depot.run("put", dir.toString());
         assertEquals(1, r.status(), r::toString);
         assertTrue(r.stderr().startsWith("depot: " + dir + " is a directory; `depot put` stores one file"), r::toString);
+    }
+
+    @Test
+    void shouldWaitForeverForATimeoutTooLargeToRepresent() throws Exception {
+        var result = new java.util.concurrent.CompletableFuture<CliRunner.Result>();
+        Thread getter = Thread.ofPlatform().start(() -> result.complete(
+            depot.run("get", "--name", "later", "--timeout", "9223372036854775807")));
+        try {
+            assertThrows(java.util.concurrent.TimeoutException.class,
+                () -> result.get(300, java.util.concurrent.TimeUnit.MILLISECONDS), "returned at once");
+        } finally {
+            put("late".getBytes(StandardCharsets.UTF_8), "--name", "later");
+            getter.join(10_000);
+        }
+        CliRunner.Result r = result.getNow(null);
+        assertEquals(0, r.status(), r::toString);
+        assertEquals("late", r.stdout());
     }
 }
