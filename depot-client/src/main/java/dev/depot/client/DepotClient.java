@@ -5,6 +5,7 @@ import dev.depot.core.index.EntryState;
 import dev.depot.core.store.ObjectEntry;
 import dev.depot.core.store.Pin;
 import dev.depot.core.store.Store;
+import dev.depot.core.store.Timeouts;
 import dev.depot.errors.DepotException;
 import dev.depot.errors.ObjectMissingException;
 import java.io.IOException;
@@ -144,8 +145,8 @@ public final class DepotClient implements AutoCloseable {
     }
 
     /**
-     * Gets a sealed object, waiting up to {@code timeoutMillis} for it to be sealed (0: do not wait; negative:
-     * wait forever). Lock-free and socket-free when the object is there; waits on a futex otherwise.
+     * Gets a sealed object, waiting up to {@code timeoutMillis} for it to be sealed (0: do not wait; negative, or
+     * too large to count in nanoseconds, as {@code Long.MAX_VALUE}: wait forever). Lock-free and socket-free when the object is there; waits on a futex otherwise.
      *
      * @throws ObjectMissingException when it is not sealed within the timeout
      */
@@ -160,7 +161,13 @@ public final class DepotClient implements AutoCloseable {
 
     /** As {@link #get(ObjectId, long)}. */
     public ObjectView get(ObjectId id, Duration timeout) {
-        return get(id, timeout.toMillis());
+        long millis;
+        try {
+            millis = timeout.toMillis();
+        } catch (ArithmeticException tooLong) {
+            millis = timeout.isNegative() ? -1 : Long.MAX_VALUE;  // both mean forever
+        }
+        return get(id, millis);
     }
 
     /** As {@link #get(ObjectId, long)} but returns null when the object is missing after the timeout. */
@@ -171,7 +178,7 @@ public final class DepotClient implements AutoCloseable {
             return pin == null ? null : view(id, pin);
         }
         long start = System.nanoTime();
-        long deadline = start + timeoutMillis * 1_000_000L;
+        long timeoutNanos = Timeouts.nanosOf(timeoutMillis);
         while (true) {
             // Read the futex word before looking: a seal after the look bumps it, so the wait below cannot miss it.
             int sequence = store.sealSequence(id.w0(), id.w1());
@@ -180,8 +187,8 @@ public final class DepotClient implements AutoCloseable {
                 return view(id, pin);
             }
             long now = System.nanoTime();
-            long remaining = timeoutMillis < 0 ? -1 : deadline - now;
-            if (timeoutMillis > 0 && remaining <= 0) {
+            long remaining = Timeouts.remainingNanos(timeoutNanos, start, now);
+            if (remaining == 0) {
                 return null;
             }
             if (now - start < SPIN_BEFORE_SLEEP_NANOS) {
@@ -202,12 +209,12 @@ public final class DepotClient implements AutoCloseable {
      * entry per id, in order; an object still missing at the end is a {@code null} entry.
      */
     public List<ObjectView> get(List<ObjectId> ids, long timeoutMillis) {
-        long deadline = timeoutMillis > 0 ? System.nanoTime() + timeoutMillis * 1_000_000L : 0;
+        long start = System.nanoTime();
+        long timeoutNanos = Timeouts.nanosOf(timeoutMillis);
         List<ObjectView> out = new ArrayList<>(ids.size());
         try {
             for (ObjectId id : ids) {
-                long left = timeoutMillis <= 0 ? timeoutMillis
-                    : Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
+                long left = timeoutMillis == 0 ? 0 : Timeouts.remainingMillis(timeoutNanos, start, System.nanoTime());
                 out.add(tryGet(id, left));
             }
         } catch (RuntimeException e) {
