@@ -113,7 +113,7 @@ class CliCommandsTest {
         String id = put("hello".getBytes(StandardCharsets.UTF_8), "--name", "greeting", "--meta", "lang=en");
         assertEquals(ObjectId.of("greeting").toHex(), id);
         assertEquals("hello", depot.run("get", "--name", "greeting").stdout());
-        Map<String, Object> info = JsonParser.parseArrayOfObjects(depot.run("ls", "--json").stdout()).getFirst();
+        Map<String, Object> info = JsonText.parseArrayOfObjects(depot.run("ls", "--json").stdout()).getFirst();
         assertEquals(7L, info.get("metadata_bytes"));
     }
 
@@ -130,7 +130,7 @@ class CliCommandsTest {
         String b = put(new byte[2000]);
         CliRunner.Result r = depot.run("ls", "--json");
         assertEquals(0, r.status(), r::toString);
-        List<Map<String, Object>> objects = JsonParser.parseArrayOfObjects(r.stdout());
+        List<Map<String, Object>> objects = JsonText.parseArrayOfObjects(r.stdout());
         assertEquals(2, objects.size());
         for (Map<String, Object> o : objects) {
             assertEquals(List.of("id", "size_bytes", "metadata_bytes", "state", "pins", "created", "last_access"),
@@ -145,7 +145,7 @@ class CliCommandsTest {
 
     @Test
     void shouldListAnEmptyStoreAsAnEmptyArray() {
-        assertEquals(List.of(), JsonParser.parse(depot.run("ls", "--json").stdout()));
+        assertEquals(List.of(), JsonText.parse(depot.run("ls", "--json").stdout()));
     }
 
     @Test
@@ -166,7 +166,7 @@ class CliCommandsTest {
         CliRunner.Result r = depot.run("stat", "--json");
         assertEquals(0, r.status(), r::toString);
         assertEquals(1, r.stdout().strip().lines().count());
-        Map<String, Object> s = JsonParser.parseObject(r.stdout());
+        Map<String, Object> s = JsonText.parseObject(r.stdout());
         for (String key : List.of("capacity_bytes", "used_bytes", "free_bytes", "pinned_bytes", "object_count",
             "client_count", "eviction_count", "unsealed_bytes", "largest_free_block", "fragmentation", "daemon_pid",
             "sealed_count", "max_objects", "evicted_bytes", "directory")) {
@@ -194,7 +194,7 @@ class CliCommandsTest {
         CliRunner.Result r = depot.run("rm", a, "--name", "b");
         assertEquals(0, r.status(), r::toString);
         assertEquals(3, depot.run("get", a).status());
-        assertEquals(List.of(), JsonParser.parse(depot.run("ls", "--json").stdout()));
+        assertEquals(List.of(), JsonText.parse(depot.run("ls", "--json").stdout()));
     }
 
     @Test
@@ -216,7 +216,7 @@ class CliCommandsTest {
         assertTrue(r.stdout().matches("evicted \\d+ bytes \\(.*\\)\\R"), r::toString);
         long freed = Long.parseLong(r.stdout().split(" ")[1]);
         assertTrue(freed >= 64 << 10, r::toString);
-        Map<String, Object> s = JsonParser.parseObject(depot.run("stat", "--json").stdout());
+        Map<String, Object> s = JsonText.parseObject(depot.run("stat", "--json").stdout());
         assertEquals(1L, s.get("object_count"));
         assertTrue((Long) s.get("eviction_count") >= 1, s::toString);
     }
@@ -236,9 +236,9 @@ class CliCommandsTest {
         String id = put(new byte[4096]);
         try (DepotClient client = DepotClient.open(temp.dir());
              ObjectView view = client.get(ObjectId.fromHex(id), 0)) {
-            Map<String, Object> info = JsonParser.parseArrayOfObjects(depot.run("ls", "--json").stdout()).getFirst();
+            Map<String, Object> info = JsonText.parseArrayOfObjects(depot.run("ls", "--json").stdout()).getFirst();
             assertEquals(1L, info.get("pins"));
-            Map<String, Object> s = JsonParser.parseObject(depot.run("stat", "--json").stdout());
+            Map<String, Object> s = JsonText.parseObject(depot.run("stat", "--json").stdout());
             assertEquals(view.size(), s.get("pinned_bytes"));
         }
     }
@@ -308,9 +308,9 @@ class CliCommandsTest {
         put(new byte[5]);
         CliRunner.Result r = CliRunner.runExactly(new byte[0], "stat", "--json", "--dir", temp.dir().toString());
         assertEquals(0, r.status(), r::toString);
-        assertEquals(1L, JsonParser.parseObject(r.stdout()).get("object_count"));
+        assertEquals(1L, JsonText.parseObject(r.stdout()).get("object_count"));
         CliRunner.Result eq = CliRunner.runExactly(new byte[0], "--dir=" + temp.dir(), "ls", "--json");
-        assertEquals(1, JsonParser.parseArrayOfObjects(eq.stdout()).size(), eq::toString);
+        assertEquals(1, JsonText.parseArrayOfObjects(eq.stdout()).size(), eq::toString);
     }
 
     @Test

@@ -55,6 +55,12 @@ public final class DepotClient implements AutoCloseable {
     private final Store store;
     private final Set<ObjectWriter> openWriters = ConcurrentHashMap.newKeySet();
     private final AtomicInteger openViews = new AtomicInteger();
+    /**
+     * The client's own hold on the mapping plus one per view that {@linkplain ObjectView#holdMapping holds it}:
+     * whoever takes it to zero unregisters and unmaps, so memory handed to libraries that free it later (Arrow
+     * buffers) is never unmapped under them, even when the client is closed first.
+     */
+    private final AtomicInteger mappingHolds = new AtomicInteger(1);
     private volatile boolean closed;
 
     private final AutoCloseable owner;
@@ -306,6 +312,26 @@ public final class DepotClient implements AutoCloseable {
         openWriters.remove(w);
     }
 
+    /** Called by {@link ObjectView#holdMapping}: the view is no longer counted as a leak at close. */
+    void holdMapping() {
+        while (true) {
+            int holds = mappingHolds.get();
+            if (holds == 0 || closed) {
+                throw new IllegalStateException("this Depot client is closed");
+            }
+            if (mappingHolds.compareAndSet(holds, holds + 1)) {
+                openViews.decrementAndGet();
+                return;
+            }
+        }
+    }
+
+    /** Releases the pin of a view that held the mapping, then its hold: the store stays mapped until both. */
+    void releaseHeld(Pin pin) {
+        store.unpin(pin);
+        dropMappingHold();
+    }
+
     void release(ObjectView view, Pin pin) {
         if (!closed) {
             openViews.decrementAndGet();
@@ -333,7 +359,9 @@ public final class DepotClient implements AutoCloseable {
 
     /**
      * Closes the client: unsealed writers are aborted, pins released, the store unmapped. Views and writers
-     * still open are a leak in the caller's code and are reported on stderr.
+     * still open are a leak in the caller's code and are reported on stderr. Views that
+     * {@linkplain ObjectView#holdMapping hold the mapping} are not: they keep their pins and the mapping, and the
+     * last of them to close finishes closing the client.
      */
     @Override
     public void close() {
@@ -347,6 +375,13 @@ public final class DepotClient implements AutoCloseable {
                 + " unsealed writer(s); their pins were released and unsealed objects aborted");
         }
         closed = true;
+        dropMappingHold();
+    }
+
+    private void dropMappingHold() {
+        if (mappingHolds.decrementAndGet() != 0) {
+            return;
+        }
         try (store) {
             if (owner != null) {
                 owner.close();
