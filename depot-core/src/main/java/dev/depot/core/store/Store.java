@@ -173,6 +173,11 @@ public final class Store implements AutoCloseable {
         return file.path().getParent();
     }
 
+    /** The store file's length now ({@link StoreFile#currentLength}): below the layout's means truncated. */
+    public long fileLengthNow() {
+        return file.currentLength();
+    }
+
     public ClientTable clients() {
         return clients;
     }
