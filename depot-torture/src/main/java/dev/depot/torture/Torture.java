@@ -73,6 +73,10 @@ public final class Torture {
     }
 
     public static void main(String[] args) throws Exception {
+        if (List.of(args).contains("--overlap")) {
+            Overlap.main(args);
+            return;
+        }
         int workers = 3;
         int kills = 50;
         long minutes = 0;
