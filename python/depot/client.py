@@ -200,6 +200,13 @@ class Client:
         if not src.c_contiguous:
             raise BadRequestError("put needs a C-contiguous buffer")
         src = src.cast("B") if src.format != "B" or src.ndim != 1 else src
+        if src.nbytes <= w.PUT_MAX_INLINE:
+            # One round trip: the daemon creates, copies and seals.
+            raw = _raw_id(oid)
+            metadata = self._metadata(metadata)
+            flags = 0 if evict else w.CREATE_FLAG_NO_EVICT
+            self._call(w.PUT_TYPE, b"".join((w.CREATE.pack(raw, flags, src.nbytes, len(metadata)), metadata, src)))
+            return
         with self.create(oid, src.nbytes, metadata, evict) as writer:
             writer.data[:] = src
             writer.seal()
