@@ -4,11 +4,10 @@ import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectId;
 import dev.depot.client.ObjectView;
 import dev.depot.client.ObjectWriter;
-import dev.depot.errors.StoreFullException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
-import java.util.concurrent.locks.LockSupport;
+import java.time.Duration;
 
 /**
  * The child side of {@link Pipeline} through a Depot store: the producer creates each array in shared memory,
@@ -61,19 +60,12 @@ final class PipelineDepotRoles {
         io.say("RESULT create=" + create.summary());
     }
 
-    /** Creates without evicting: objects not yet consumed must stay; waits while the store is full. */
+    /**
+     * Creates without evicting: objects not yet consumed must stay. While the store is full the create sleeps
+     * on the store's space futex word until the consumer's delete frees room (no polling).
+     */
     private static ObjectWriter createWhenRoom(DepotClient client, ObjectId id, long size) {
-        long deadline = System.nanoTime() + TIMEOUT_MILLIS * 1_000_000L;
-        while (true) {
-            try {
-                return client.create(id, size, new byte[0], DepotClient.CreateOption.NO_EVICT);
-            } catch (StoreFullException e) {
-                if (System.nanoTime() > deadline) {
-                    throw e;
-                }
-                LockSupport.parkNanos(100_000);
-            }
-        }
+        return client.create(id, size, new byte[0], Duration.ofMillis(TIMEOUT_MILLIS), DepotClient.CreateOption.NO_EVICT);
     }
 
     static void consumer(Path dir, String pair, Pipeline.Plan plan, ChildIo io) {

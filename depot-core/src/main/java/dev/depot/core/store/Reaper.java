@@ -55,9 +55,13 @@ public final class Reaper {
                 }
                 switch (st) {
                     case CREATING -> store.freeEntryUnderLock(slot);
-                    case EVICTING -> index.putStateWordRelease(slot, stateWord(generation(sw), 0, EntryState.SEALED));
+                    case EVICTING -> index.putStateWordRelease(slot,
+                        dev.depot.core.index.IndexEntryDescriptor.withState(sw, 0, EntryState.SEALED));
+                    // Its block goes back to the heap; the spill file is still whole.
+                    case RESTORING -> Spilling.returnToSpilledUnderLock(store, slot, sw);
                     case DELETING -> {
-                        if (index.compareAndSetStateWord(slot, sw, stateWord(generation(sw), 0, EntryState.DELETE_PENDING))) {
+                        if (index.compareAndSetStateWord(slot, sw,
+                            dev.depot.core.index.IndexEntryDescriptor.withState(sw, 0, EntryState.DELETE_PENDING))) {
                             store.addCounter(PENDING_DELETES_OFFSET, 1);
                         }
                     }
