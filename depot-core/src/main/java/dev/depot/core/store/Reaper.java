@@ -1,9 +1,8 @@
 package dev.depot.core.store;
 
-import static dev.depot.core.index.IndexEntryDescriptor.generation;
 import static dev.depot.core.index.IndexEntryDescriptor.owner;
 import static dev.depot.core.index.IndexEntryDescriptor.state;
-import static dev.depot.core.index.IndexEntryDescriptor.stateWord;
+import static dev.depot.core.index.IndexEntryDescriptor.withState;
 import static dev.depot.core.store.StoreHeaderDescriptor.PENDING_DELETES_OFFSET;
 
 import dev.depot.core.index.EntryState;
@@ -94,9 +93,13 @@ public final class Reaper {
             }
             switch (st) {
                 case CREATING -> store.freeEntryUnderLock(slot);
-                case EVICTING -> index.putStateWordRelease(slot, stateWord(generation(sw), 0, EntryState.SEALED));
+                case EVICTING -> index.putStateWordRelease(slot,
+                    withState(sw, 0, EntryState.SEALED));
+                // Its block goes back to the heap; the spill file is still whole.
+                case RESTORING -> Spilling.returnToSpilledUnderLock(store, slot, sw);
                 case DELETING -> {
-                    if (index.compareAndSetStateWord(slot, sw, stateWord(generation(sw), 0, EntryState.DELETE_PENDING))) {
+                    if (index.compareAndSetStateWord(slot, sw,
+                        withState(sw, 0, EntryState.DELETE_PENDING))) {
                         store.addCounter(PENDING_DELETES_OFFSET, 1);
                     }
                 }
