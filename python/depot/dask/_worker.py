@@ -153,6 +153,11 @@ def main(conn, directory, inline_bytes):
     try:
         import depot
         client = depot.connect(directory)
+        import dask.local  # noqa: F401  (every batch needs it; importing it now keeps it out of the first task)
+        try:
+            import numpy  # noqa: F401
+        except ImportError:
+            pass
     except BaseException:
         conn.send_bytes(pickle.dumps(("failed", traceback.format_exc())))
         return
