@@ -17,6 +17,7 @@ from .client import Client, connect, default_directory
 from .errors import (BadRequestError, DaemonNotRunningError, DepotError, NotSealedError, ObjectExistsError,
                      ObjectMissingError, PermissionDeniedError, ProtocolError, ResourceLimitError, StoreFormatError,
                      StoreFullError, StoreNotFoundError, VersionMismatchError, ViewReleasedError)
+from .daemon import Daemon, DaemonStartError, start
 from .ids import ObjectId
 from .pickling import ObjectFormatError
 from .objects import ObjectInfo, ObjectView, ObjectWriter, StoreStats
@@ -24,9 +25,10 @@ from .objects import ObjectInfo, ObjectView, ObjectWriter, StoreStats
 PROTOCOL_VERSION = (VERSION_MAJOR, VERSION_MINOR)
 
 __all__ = [
-    "BadRequestError", "Client", "DaemonNotRunningError", "DepotError", "NotSealedError", "ObjectExistsError",
-    "ObjectFormatError", "ObjectId", "ObjectInfo", "ObjectMissingError", "ObjectView", "ObjectWriter",
-    "PROTOCOL_VERSION", "PermissionDeniedError", "ProtocolError", "ResourceLimitError", "StoreFormatError", "StoreFullError",
-    "StoreNotFoundError", "StoreStats", "VersionMismatchError", "ViewReleasedError", "connect",
-    "decode_array_metadata", "default_directory", "encode_array_metadata", "is_array_metadata",
+    "BadRequestError", "Client", "Daemon", "DaemonNotRunningError", "DaemonStartError", "DepotError",
+    "NotSealedError", "ObjectExistsError", "ObjectFormatError", "ObjectId", "ObjectInfo", "ObjectMissingError",
+    "ObjectView", "ObjectWriter", "PROTOCOL_VERSION", "PermissionDeniedError", "ProtocolError",
+    "ResourceLimitError", "StoreFormatError", "StoreFullError", "StoreNotFoundError", "StoreStats",
+    "VersionMismatchError", "ViewReleasedError", "connect", "decode_array_metadata", "default_directory",
+    "encode_array_metadata", "is_array_metadata", "start",
 ]
