@@ -400,4 +400,22 @@ class CliCommandsTest {
         assertEquals(0, r.status(), r::toString);
         assertEquals("late", r.stdout());
     }
+
+    @Test
+    void shouldRefuseAStoreDirectoryOthersCanEnterAndSayANonDirectoryIsNotOne() throws IOException {
+        try (TempStore open = new TempStore()) {
+            Files.createDirectory(open.dir());
+            Files.setPosixFilePermissions(open.dir(), java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+            for (String cmd : List.of("serve", "stat", "doctor")) {
+                CliRunner.Result r = new CliRunner(open.dir()).run(cmd);
+                assertEquals(1, r.status(), r::toString);
+                assertTrue(r.stderr().startsWith("depot: the store directory " + open.dir() + " (owner "), r::toString);
+                assertTrue(r.stderr().contains("has mode 0777"), r::toString);
+            }
+        }
+        Path plain = Files.write(files.resolve("plain"), new byte[1]);
+        CliRunner.Result r = new CliRunner(plain).run("serve");
+        assertEquals(1, r.status(), r::toString);
+        assertTrue(r.stderr().startsWith("depot: " + plain + " is not a directory"), r::toString);
+    }
 }

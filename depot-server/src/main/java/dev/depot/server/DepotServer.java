@@ -12,6 +12,7 @@ import dev.depot.core.store.StoreFile;
 import dev.depot.core.store.StoreLayout;
 import dev.depot.core.sys.ProcessIdentity;
 import dev.depot.errors.DepotException;
+import dev.depot.server.metrics.ProtocolCounters;
 import dev.depot.server.protocol.ControlServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -44,6 +45,7 @@ public final class DepotServer implements AutoCloseable {
     private final Thread reaper;
     private final ControlServer control;
     private final long identity = ProcessIdentity.self();
+    private final ProtocolCounters protocolCounters = new ProtocolCounters();
     private volatile State state = State.RUNNING;
 
     private DepotServer(ServerConfig config, Store store, Consumer<String> log) throws IOException {
@@ -186,6 +188,16 @@ public final class DepotServer implements AutoCloseable {
     /** This daemon's own client (for the control protocol and tools). */
     public DepotClient client() {
         return client;
+    }
+
+    /** What the control protocol has served (for the metrics endpoint, {@code dev.depot.server.metrics}). */
+    public ProtocolCounters protocolCounters() {
+        return protocolCounters;
+    }
+
+    /** The control server, or null when the control socket is off. */
+    public ControlServer controlServer() {
+        return control;
     }
 
     public Path directory() {
