@@ -36,9 +36,15 @@ def default_directory():
     return os.path.join("/dev/shm", "depot-" + getpass.getuser())
 
 
-def connect(dir=None):
-    """Connects to the daemon serving the store in ``dir`` (default: ``default_directory()``)."""
-    return Client(dir if dir is not None else default_directory())
+def connect(dir=None, start=False, capacity=None):
+    """Connects to the daemon serving the store in ``dir`` (default: ``default_directory()``). With
+    ``start=True``, when none serves, starts one (stopped when this process exits; see depot.daemon) with a
+    new store of ``capacity`` (default "1g") if there is none."""
+    directory = dir if dir is not None else default_directory()
+    if start:
+        from .daemon import connect_or_start
+        return connect_or_start(directory, capacity)
+    return Client(directory)
 
 
 def _raw_id(oid):
