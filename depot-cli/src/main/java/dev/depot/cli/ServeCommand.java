@@ -1,5 +1,6 @@
 package dev.depot.cli;
 
+import dev.depot.core.store.StoreLayout;
 import dev.depot.errors.DepotException;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
@@ -123,11 +124,17 @@ final class ServeCommand implements Command {
 
     static ServerConfig config(Path dir, Args args) {
         ServerConfig config = ServerConfig.defaults().withDirectory(dir);
-        long capacity = args.size("--capacity", ServerConfig.DEFAULT_CAPACITY);
-        if (capacity < 4096) {
-            throw new Args.UsageException("--capacity must be at least 4k, got " + args.value("--capacity"));
+        if (args.has("--capacity")) {
+            long capacity = args.size("--capacity", ServerConfig.DEFAULT_CAPACITY);
+            if (capacity < StoreLayout.MIN_CAPACITY) {
+                throw new Args.UsageException("--capacity must be at least 4k, got " + args.value("--capacity"));
+            }
+            if (capacity > StoreLayout.MAX_CAPACITY) {
+                throw new Args.UsageException("--capacity " + args.value("--capacity") + " is too large (at most "
+                    + Size.format(StoreLayout.MAX_CAPACITY) + ")");
+            }
+            config = config.withCapacity(capacity);
         }
-        config = config.withCapacity(capacity);
         if (args.has("--max-clients")) {
             long clients = args.number("--max-clients", 0);
             if (clients < 2 || clients > 65535) {

@@ -2,6 +2,7 @@ package dev.depot.cli;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.depot.client.DepotClient;
@@ -364,5 +365,57 @@ class CliCommandsTest {
         assertEquals(1, r.status(), r::toString);
         assertTrue(r.stderr().startsWith("depot: a daemon (pid " + ProcessHandle.current().pid() + ") already serves"),
             r::toString);
+    }
+
+    @Test
+    void shouldCallACapacityBeyondTheLimitTooLargeInsteadOfOverflowing() {
+        CliRunner.Result r = depot.run("serve", "--capacity", "9223372036854775807");
+        assertEquals(2, r.status(), r::toString);
+        assertTrue(r.stderr().startsWith("depot: --capacity 9223372036854775807 is too large (at most 1.0 EiB)"),
+            r::toString);
+        assertTrue(!r.stderr().contains("-9"), r::toString);
+    }
+
+    @Test
+    void shouldSayThatADirectoryCannotBePut() throws IOException {
+        Path dir = Files.createDirectory(files.resolve("a-dir"));
+        CliRunner.Result r = depot.run("put", dir.toString());
+        assertEquals(1, r.status(), r::toString);
+        assertTrue(r.stderr().startsWith("depot: " + dir + " is a directory; `depot put` stores one file"), r::toString);
+    }
+
+    @Test
+    void shouldWaitForeverForATimeoutTooLargeToRepresent() throws Exception {
+        var result = new java.util.concurrent.CompletableFuture<CliRunner.Result>();
+        Thread getter = Thread.ofPlatform().start(() -> result.complete(
+            depot.run("get", "--name", "later", "--timeout", "9223372036854775807")));
+        try {
+            assertThrows(java.util.concurrent.TimeoutException.class,
+                () -> result.get(300, java.util.concurrent.TimeUnit.MILLISECONDS), "returned at once");
+        } finally {
+            put("late".getBytes(StandardCharsets.UTF_8), "--name", "later");
+            getter.join(10_000);
+        }
+        CliRunner.Result r = result.getNow(null);
+        assertEquals(0, r.status(), r::toString);
+        assertEquals("late", r.stdout());
+    }
+
+    @Test
+    void shouldRefuseAStoreDirectoryOthersCanEnterAndSayANonDirectoryIsNotOne() throws IOException {
+        try (TempStore open = new TempStore()) {
+            Files.createDirectory(open.dir());
+            Files.setPosixFilePermissions(open.dir(), java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+            for (String cmd : List.of("serve", "stat", "doctor")) {
+                CliRunner.Result r = new CliRunner(open.dir()).run(cmd);
+                assertEquals(1, r.status(), r::toString);
+                assertTrue(r.stderr().startsWith("depot: the store directory " + open.dir() + " (owner "), r::toString);
+                assertTrue(r.stderr().contains("has mode 0777"), r::toString);
+            }
+        }
+        Path plain = Files.write(files.resolve("plain"), new byte[1]);
+        CliRunner.Result r = new CliRunner(plain).run("serve");
+        assertEquals(1, r.status(), r::toString);
+        assertTrue(r.stderr().startsWith("depot: " + plain + " is not a directory"), r::toString);
     }
 }

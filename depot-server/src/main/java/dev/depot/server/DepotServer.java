@@ -67,7 +67,7 @@ public final class DepotServer implements AutoCloseable {
 
     /**
      * Starts a daemon on {@code config.directory()}: opens the store there, or creates it with
-     * {@code config.capacity()} when there is none.
+     * {@code config.capacityForNewStore()} when there is none.
      *
      * @throws DepotException when another live daemon serves the store already
      */
@@ -111,13 +111,14 @@ public final class DepotServer implements AutoCloseable {
         try {
             if (Files.exists(StoreFile.fileIn(dir))) {
                 Store s = Store.open(dir, ClientTableDescriptor.KIND_DAEMON);
-                if (s.layout().heapLength() != StoreLayout.forCapacity(config.capacity(), 2, 1, 16).heapLength()) {
+                if (config.capacity() > 0
+                    && s.layout().heapLength() != StoreLayout.forCapacity(config.capacity(), 2, 1, 16).heapLength()) {
                     log.accept("the store at " + dir + " exists with capacity " + s.layout().heapLength()
                         + " bytes; keeping it (remove the directory to change the capacity)");
                 }
                 return s;
             }
-            StoreLayout layout = StoreLayout.forCapacity(config.capacity(), config.maxClients(), config.pinsPerClient(),
+            StoreLayout layout = StoreLayout.forCapacity(config.capacityForNewStore(), config.maxClients(), config.pinsPerClient(),
                 config.indexSlots());
             try {
                 return Store.create(dir, layout, ClientTableDescriptor.KIND_DAEMON);
@@ -171,11 +172,12 @@ public final class DepotServer implements AutoCloseable {
                 if (n > 0) {
                     log.accept("reclaimed " + n + " dead client(s)");
                 }
-                heartbeat();
             } catch (RuntimeException e) {
                 if (state == State.RUNNING) {
                     log.accept("reaper: " + e);
                 }
+            } finally {
+                heartbeat();
             }
         }
     }
