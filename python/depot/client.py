@@ -36,9 +36,15 @@ def default_directory():
     return os.path.join("/dev/shm", "depot-" + getpass.getuser())
 
 
-def connect(dir=None):
-    """Connects to the daemon serving the store in ``dir`` (default: ``default_directory()``)."""
-    return Client(dir if dir is not None else default_directory())
+def connect(dir=None, start=False, capacity=None):
+    """Connects to the daemon serving the store in ``dir`` (default: ``default_directory()``). With
+    ``start=True``, when none serves, starts one (stopped when this process exits; see depot.daemon) with a
+    new store of ``capacity`` (default "1g") if there is none."""
+    directory = dir if dir is not None else default_directory()
+    if start:
+        from .daemon import connect_or_start
+        return connect_or_start(directory, capacity)
+    return Client(directory)
 
 
 def _raw_id(oid):
@@ -322,6 +328,18 @@ class Client:
         nbytes = check_size(nbytes, "nbytes to evict")
         _, body = self._call(w.EVICT_TYPE, w.EVICT.pack(nbytes))
         return w.EVICT.unpack_from(body)[0]
+
+    def put_object(self, oid, obj, metadata=b"", evict=True):
+        """Stores any picklable object (pickle protocol 5); its large buffers go straight into shared memory
+        (see depot.pickling)."""
+        from .pickling import put_object
+        put_object(self, oid, obj, metadata, evict)
+
+    def get_object(self, oid, timeout=None):
+        """The object put_object stored, its large buffers read-only views of shared memory (no copy), pinned
+        until the last of them is collected (see depot.pickling)."""
+        from .pickling import get_object
+        return get_object(self, oid, timeout)
 
     def flush(self):
         """Kept for compatibility: releases no longer wait for a request (they never cross the socket)."""
