@@ -1,10 +1,9 @@
 package dev.depot.core.store;
 
-import static dev.depot.core.index.IndexEntryDescriptor.generation;
 import static dev.depot.core.index.IndexEntryDescriptor.hasKnownState;
 import static dev.depot.core.index.IndexEntryDescriptor.owner;
 import static dev.depot.core.index.IndexEntryDescriptor.state;
-import static dev.depot.core.index.IndexEntryDescriptor.stateWord;
+import static dev.depot.core.index.IndexEntryDescriptor.withState;
 import static dev.depot.core.store.StoreHeaderDescriptor.PENDING_DELETES_OFFSET;
 
 import dev.depot.core.index.EntryState;
@@ -107,7 +106,8 @@ public final class Reaper {
             }
             EntryState st = state(sw);
             // The states settleEntriesOf settles: an entry in one of them that names us is ours to settle.
-            if (st == EntryState.CREATING || st == EntryState.EVICTING || st == EntryState.DELETING) {
+            if (st == EntryState.CREATING || st == EntryState.EVICTING || st == EntryState.DELETING
+                || st == EntryState.RESTORING) {
                 return true;
             }
         }
@@ -125,9 +125,13 @@ public final class Reaper {
             EntryState st = state(sw);
             switch (st) {
                 case CREATING -> store.freeEntryUnderLock(slot);
-                case EVICTING -> index.putStateWordRelease(slot, stateWord(generation(sw), 0, EntryState.SEALED));
+                case EVICTING -> index.putStateWordRelease(slot,
+                    withState(sw, 0, EntryState.SEALED));
+                // Its block goes back to the heap; the spill file is still whole.
+                case RESTORING -> Spilling.returnToSpilledUnderLock(store, slot, sw);
                 case DELETING -> {
-                    if (index.compareAndSetStateWord(slot, sw, stateWord(generation(sw), 0, EntryState.DELETE_PENDING))) {
+                    if (index.compareAndSetStateWord(slot, sw,
+                        withState(sw, 0, EntryState.DELETE_PENDING))) {
                         store.addCounter(PENDING_DELETES_OFFSET, 1);
                     }
                 }

@@ -16,6 +16,7 @@ import dev.depot.errors.ErrorCode;
 import dev.depot.errors.ObjectMissingException;
 import java.io.EOFException;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SocketChannel;
@@ -124,6 +125,7 @@ final class Connection implements Runnable {
                 case TYPE_LIST -> list(f);
                 case TYPE_STAT -> stat(f);
                 case TYPE_EVICT -> evict(f);
+                case TYPE_PUT -> put(f);
                 default -> throw new ProtocolException("unknown request type " + f.type());
             };
         } catch (VersionMismatch e) {
@@ -169,30 +171,56 @@ final class Connection implements Runnable {
     }
 
     private ByteBuffer create(Frame f) {
+        ObjectWriter w = createFrom(f, false);
+        objects.addWriter(w);
+        return Replies.created(f, context.fileOffsetOf(w.data()), w.data().byteSize());
+    }
+
+    /** CREATE with the data inline, then SEAL: one round trip for a small object. */
+    private ByteBuffer put(Frame f) {
+        ObjectWriter w = createFrom(f, true);
+        MemorySegment data = w.data();
+        long offset = context.fileOffsetOf(data);
+        try {
+            int at = PUT_METADATA_OFFSET + f.body().getInt(PUT_METADATA_LENGTH_OFFSET);
+            data.copyFrom(MemorySegment.ofBuffer(f.body().slice(at, (int) data.byteSize())));
+            w.seal();
+        } catch (RuntimeException | Error e) {
+            w.abort();
+            throw e;
+        }
+        return Replies.created(f, offset, data.byteSize());
+    }
+
+    /** Creates the object a CREATE (or PUT, whose data follows the metadata) asks for. */
+    private ObjectWriter createFrom(Frame f, boolean dataInline) {
         f.expectBodyLengthAtLeast(CREATE_METADATA_OFFSET);
         ByteBuffer b = f.body();
         ObjectId id = idAt(b, CREATE_ID_OFFSET);
+        String what = typeName(f.type());
         int flags = b.getInt(CREATE_FLAGS_OFFSET);
         if ((flags & ~CREATE_FLAG_NO_EVICT) != 0) {
-            throw new ProtocolException("CREATE has unknown flags " + Integer.toHexString(flags));
+            throw new ProtocolException(what + " has unknown flags " + Integer.toHexString(flags));
         }
         long size = b.getLong(CREATE_SIZE_OFFSET);
         if (size < 0) {
-            throw new ProtocolException("CREATE of object " + id + " asks for a negative size " + size);
+            throw new ProtocolException(what + " of object " + id + " asks for a negative size " + size);
         }
         long metadataLength = Integer.toUnsignedLong(b.getInt(CREATE_METADATA_LENGTH_OFFSET));
         if (metadataLength > Store.MAX_METADATA_LENGTH) {
-            throw new ProtocolException("CREATE of object " + id + " carries " + metadataLength
+            throw new ProtocolException(what + " of object " + id + " carries " + metadataLength
                 + " bytes of metadata; the limit is " + Store.MAX_METADATA_LENGTH);
         }
-        f.expectBodyLength(CREATE_METADATA_OFFSET + metadataLength);
+        if (dataInline && size > MAX_BODY_LENGTH) {
+            throw new ProtocolException("PUT of object " + id + " carries " + size + " bytes of data; a body holds at"
+                + " most " + MAX_BODY_LENGTH + ": use CREATE and SEAL");
+        }
+        f.expectBodyLength(CREATE_METADATA_OFFSET + metadataLength + (dataInline ? size : 0));
         byte[] metadata = new byte[(int) metadataLength];
         b.get(CREATE_METADATA_OFFSET, metadata);
-        ObjectWriter w = (flags & CREATE_FLAG_NO_EVICT) != 0
+        return (flags & CREATE_FLAG_NO_EVICT) != 0
             ? client.create(id, size, metadata, CreateOption.NO_EVICT)
             : client.create(id, size, metadata);
-        objects.addWriter(w);
-        return Replies.created(f, context.fileOffsetOf(w.data()), size);
     }
 
     private ByteBuffer seal(Frame f) {
@@ -215,9 +243,9 @@ final class Connection implements Runnable {
                 : cancelled ? " was not sealed before the client sent its next request"
                 : " was not sealed within " + timeout + " ms") + " in the store at " + client.directory());
         }
-        objects.addView(v);
+        long handle = objects.addView(v);
         ByteBuffer reply = FrameWriter.frame(replyType(TYPE_GET), 0, f.requestId(), LOCATION_LENGTH);
-        putLocation(FrameWriter.body(reply), 0, v);
+        putLocation(FrameWriter.body(reply), 0, v, handle);
         return reply;
     }
 
@@ -242,18 +270,16 @@ final class Connection implements Runnable {
                 ObjectId id = idAt(b, GET_MANY_IDS_OFFSET + i * ID_LENGTH);
                 long left = timeout <= 0 ? timeout : Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
                 got[i] = await(id, left);
-                if (got[i] != null) {
-                    putLocation(r, COUNT_ENTRIES_OFFSET + i * LOCATION_LENGTH, got[i]);
-                }
             }
             done = true;
         } finally {
-            for (ObjectView v : got) {
+            for (int i = 0; i < count; i++) {
+                ObjectView v = got[i];
                 if (v == null) {
                     continue;
                 }
                 if (done) {
-                    objects.addView(v);
+                    putLocation(r, COUNT_ENTRIES_OFFSET + i * LOCATION_LENGTH, v, objects.addView(v));
                 } else {
                     v.close();
                 }
@@ -300,12 +326,13 @@ final class Connection implements Runnable {
         }
     }
 
-    private void putLocation(ByteBuffer r, int at, ObjectView v) {
-        Replies.putLocation(r, at, context.fileOffsetOf(v.data()), v);
+    private void putLocation(ByteBuffer r, int at, ObjectView v, long handle) {
+        Replies.putLocation(r, at, context.fileOffsetOf(v.data()), v, handle);
     }
 
     private ByteBuffer release(Frame f) {
-        objects.release(idOnly(f));
+        f.expectBodyLength(RELEASE_LENGTH);
+        objects.release(idAt(f.body(), RELEASE_ID_OFFSET), f.body().getLong(RELEASE_HANDLE_OFFSET));
         return Replies.empty(f);
     }
 
