@@ -173,9 +173,14 @@ public final class StoreFile implements AutoCloseable {
 
     /**
      * Reads the daemon identity from the header of the store in {@code dir} without mapping it or registering;
-     * 0 when there is no readable store.
+     * 0 when there is no readable store, or none this user may trust ({@link StoreAccess}).
      */
     public static long probeDaemonIdentity(Path dir) {
+        try {
+            StoreAccess.checkDirectory(dir);
+        } catch (IOException | DepotException untrusted) {
+            return 0;  // nothing in it is believed; opening it says why
+        }
         try (FileChannel ch = FileChannel.open(fileIn(dir), StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
             java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(Long.BYTES).order(java.nio.ByteOrder.nativeOrder());
             if (ch.read(b, DAEMON_IDENTITY_OFFSET) != Long.BYTES) {
