@@ -301,18 +301,25 @@ class Client:
 
     # ---- API --------------------------------------------------------------------------------------------
 
-    def create(self, oid, size, metadata=b"", evict=True):
+    def create(self, oid, size, metadata=b"", evict=True, keep=False, timeout=0):
         """Creates an object of ``size`` bytes: returns an ``ObjectWriter`` whose ``data`` is writable shared
         memory. When the store is full, least-recently-used unpinned objects are evicted first unless
-        ``evict=False``. Raises ObjectExistsError, StoreFullError."""
+        ``evict=False``. With ``keep=True`` the object is never evicted (a daemon with a spill directory
+        spills it to disk instead, and a get restores it). When there is no room, waits up to ``timeout``
+        seconds (None: no limit; 0, the default: not at all) for room. Raises ObjectExistsError,
+        StoreFullError."""
         oid = as_id(oid)
         metadata = bytes(metadata)
         if size < 0:
             raise ValueError("size must be >= 0, got %d" % size)
         if len(metadata) > self.max_metadata:
             raise ValueError("metadata of %d bytes exceeds the limit of %d" % (len(metadata), self.max_metadata))
-        flags = 0 if evict else w.CREATE_FLAG_NO_EVICT
-        _, body = self._call(w.CREATE_TYPE, w.CREATE.pack(bytes(oid), flags, size, len(metadata)) + metadata)
+        flags = (0 if evict else w.CREATE_FLAG_NO_EVICT) | (w.CREATE_FLAG_KEEP if keep else 0)
+        tail = b""
+        if timeout != 0:
+            flags |= w.CREATE_FLAG_TIMEOUT
+            tail = w.CREATE_TIMEOUT.pack(_timeout_millis(timeout))
+        _, body = self._call(w.CREATE_TYPE, w.CREATE.pack(bytes(oid), flags, size, len(metadata)) + metadata + tail)
         offset, got = w.CREATED.unpack_from(body)
         if got != size or offset < self.heap_offset or offset + size > self.file_length:
             raise ProtocolError("CREATE reply puts %d bytes at %d, outside the heap or not the %d asked"
@@ -321,13 +328,13 @@ class Client:
         self._writers.add(writer)
         return writer
 
-    def put(self, oid, data, metadata=b"", evict=True):
+    def put(self, oid, data, metadata=b"", evict=True, keep=False, timeout=0):
         """Creates, fills and seals an object with a copy of ``data`` (any C-contiguous buffer)."""
         src = memoryview(data)
         if not src.c_contiguous:
             raise ValueError("put needs a C-contiguous buffer")
         src = src.cast("B") if src.format != "B" or src.ndim != 1 else src
-        with self.create(oid, src.nbytes, metadata, evict) as writer:
+        with self.create(oid, src.nbytes, metadata, evict, keep, timeout) as writer:
             writer.data[:] = src
             writer.seal()
 

@@ -13,6 +13,7 @@ import dev.depot.core.store.StoreLayout;
 import dev.depot.core.sys.ProcessIdentity;
 import dev.depot.errors.DepotException;
 import dev.depot.server.protocol.ControlServer;
+import dev.depot.server.spill.Spiller;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
@@ -27,6 +28,9 @@ import java.util.function.Consumer;
  * The Depot daemon: creates (or takes over) a store, reclaims dead clients every {@code reapInterval}, keeps a
  * heartbeat in the header, and serves the control protocol on {@code DIR/depot.sock}. It can run in the
  * foreground ({@code depot serve}) or embedded in an application ({@link #embedded}).
+ *
+ * <p>With a spill directory, a {@link Spiller} thread writes KEEP objects there when room is needed and restores
+ * them when read.
  *
  * <p>Lifecycle: {@link #start} returns a running server; {@link #close} stops it. Objects stay in the store file
  * after the daemon stops or dies; the next daemon recovers the store and carries on.
@@ -43,6 +47,7 @@ public final class DepotServer implements AutoCloseable {
     private final Consumer<String> log;
     private final Thread reaper;
     private final ControlServer control;
+    private final Spiller spiller;
     private final long identity = ProcessIdentity.self();
     private volatile State state = State.RUNNING;
 
@@ -59,6 +64,8 @@ public final class DepotServer implements AutoCloseable {
             log.accept("reclaimed " + reaped + " dead client(s)");
         }
         heartbeat();
+        this.spiller = config.spillDirectory() == null ? null
+            : Spiller.start(store, config.spillDirectory(), config.spillLimit(), log);
         this.control = config.controlSocket() ? ControlServer.start(this, log) : null;
         this.reaper = Thread.ofPlatform().daemon().name("depot-reaper").start(this::reapLoop);
     }
@@ -205,6 +212,9 @@ public final class DepotServer implements AutoCloseable {
         }
         if (control != null) {
             control.close();
+        }
+        if (spiller != null) {
+            spiller.close();
         }
         Atomics.compareAndSetLong(store.header(), DAEMON_IDENTITY_OFFSET, identity, 0);
     }
