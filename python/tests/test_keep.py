@@ -5,6 +5,7 @@ import threading
 import pytest
 
 from conftest import Child, Daemon, java_command
+from depot import ObjectId
 
 SIZE = 1 << 20
 
@@ -29,10 +30,10 @@ def test_keep_objects_spill_when_full_and_come_back_byte_exact(spill_daemon):
     import depot
     with depot.connect(spill_daemon.dir) as c:
         for i in range(16):
-            c.put("keep-%d" % i, payload(i), metadata=b"m", keep=True)
+            c.put(ObjectId.of("keep-%d" % i), payload(i), metadata=b"m", keep=True)
         assert any(o.state == "spilled" for o in c.list())
         for i in range(16):
-            with c.get("keep-%d" % i, timeout=60) as v:
+            with c.get(ObjectId.of("keep-%d" % i), timeout=60) as v:
                 assert bytes(v.data) == payload(i)
                 assert v.metadata == b"m"
 
@@ -40,25 +41,25 @@ def test_keep_objects_spill_when_full_and_come_back_byte_exact(spill_daemon):
 def test_create_without_eviction_waits_for_a_delete_from_another_client(spill_daemon):
     import depot
     with depot.connect(spill_daemon.dir) as a, depot.connect(spill_daemon.dir) as b:
-        a.put("big", bytes(6 << 20))
+        a.put(ObjectId.of("big"), bytes(6 << 20))
         done = []
 
         def create():
-            b.put("next", bytes(6 << 20), evict=False, timeout=None)
+            b.put(ObjectId.of("next"), bytes(6 << 20), evict=False, timeout=None)
             done.append(True)
 
         t = threading.Thread(target=create, daemon=True)
         t.start()
         t.join(0.2)
-        a.delete("big")
+        a.delete(ObjectId.of("big"))
         t.join(60)
         assert done == [True]
-        assert b.contains("next")
+        assert b.contains(ObjectId.of("next"))
 
 
 def test_create_without_eviction_times_out_with_store_full(spill_daemon):
     import depot
     with depot.connect(spill_daemon.dir) as c:
-        c.put("big", bytes(6 << 20))
+        c.put(ObjectId.of("big"), bytes(6 << 20))
         with pytest.raises(depot.StoreFullError):
-            c.put("next", bytes(6 << 20), evict=False, timeout=0.05)
+            c.put(ObjectId.of("next"), bytes(6 << 20), evict=False, timeout=0.05)
