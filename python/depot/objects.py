@@ -77,6 +77,11 @@ class ObjectView:
     def _pinned(self):
         return self._pin is not None and self._pin.held
 
+    def _detach(self):
+        """Hands the pin over to buffers made from ``data``: the view is released, and the pin lives as long
+        as they do (for modules written against the earlier client; ``release()`` now does the same)."""
+        self.release()
+
     def __enter__(self):
         return self
 
