@@ -48,6 +48,8 @@ def connect(dir=None, start=False, capacity=None):
 
 
 def _raw_id(oid):
+    if type(oid) is ObjectId:
+        return oid._bytes
     return bytes(as_id(oid))
 
 
@@ -123,7 +125,7 @@ class Client:
         """The index reader, after making sure this client may be used in this process."""
         if self._closed:
             raise ClientClosedError("this Depot client of %s is closed; connect again" % self.directory)
-        if self._fork_generation != _process.fork_generation():
+        if self._fork_generation != _process._fork_generation:
             self._after_fork()
         return self._reader
 
@@ -251,7 +253,7 @@ class Client:
             raise ObjectMissingError("object %s %s in the store at %s" % (
                 ObjectId(raw), "does not exist" if deadline == 0 else "was not sealed " + describe_timeout(timeout),
                 self.directory))
-        return self._view(raw, located)
+        return self._view(raw, located, oid)
 
     def get_many(self, oids, timeout=None):
         """Gets several objects, waiting up to ``timeout`` seconds in total. Returns one entry per id, in
@@ -271,8 +273,8 @@ class Client:
             raise
         return out
 
-    def _view(self, raw, located):
-        view = ObjectView(self._mapping, ObjectId(raw), located)
+    def _view(self, raw, located, oid=None):
+        view = ObjectView(self._mapping, oid if type(oid) is ObjectId else ObjectId(raw), located)
         with self._views_lock:
             self._views.add(view)
         return view
