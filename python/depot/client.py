@@ -223,12 +223,23 @@ class Client:
         self._check_writer(writer, "seal")
         self._call(w.SEAL_TYPE, w.ID.pack(bytes(writer.id)))
 
-    def _abort(self, writer):
+    def _abort(self, writer, exporter=None):
         if self._closed or writer._epoch != self._epoch or writer not in self._writers:
             return  # its connection is gone (closed, reconnected, the parent's): the daemon aborted it or will
         if self._fork_generation != _process.fork_generation():
             return
+        alive = exporter() if exporter is not None else None
+        if alive is not None:
+            weakref.finalize(alive, self._abort_later, bytes(writer.id), self._epoch)
+            return
         self._call(w.ABORT_TYPE, w.ID.pack(bytes(writer.id)))
+
+    def _abort_later(self, raw, epoch):
+        """From a finaliser (any thread): the last buffer of an aborted writer is gone; the ABORT goes before
+        the next request on the same connection (list.append is atomic)."""
+        conn = self._conn
+        if not self._closed and epoch == self._epoch and conn is not None:
+            conn.deferred_aborts.append(raw)
 
     def _check_writer(self, writer, what):
         if self._closed:
