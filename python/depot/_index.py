@@ -199,23 +199,20 @@ class IndexReader:
         for it to be sealed. None when it is still missing then."""
         home = self.home_of(raw)
         located = self.try_pin(raw, home)
-        if located is not None or deadline_ns == 0:
+        if located is not None:
             return located
+        self.request_restore(raw)
+        if deadline_ns == 0:
+            return None
         # The id's futex word, chosen by its home slot on both sides (Store.awaitSeal).
         word = self._futex_words + (home & (H.FUTEX_BUCKETS - 1)) * 4
         while True:
             # Read before looking: a seal after the look changes it, so the wait below cannot miss it.
             sequence = atomics.get_int_acquire(word)
-<<<<<<< HEAD
-            located = self.try_pin(raw)
-=======
             located = self.try_pin(raw, home)
->>>>>>> h/py
             if located is not None:
                 return located
             self.request_restore(raw)
-            if deadline_ns == 0:
-                return None
             now = time.monotonic_ns()
             if deadline_ns is not None and now >= deadline_ns:
                 return None
