@@ -125,6 +125,8 @@ def main():
     # --quick (the smoke test): smaller objects and fewer samples, same cases
     small_n = 200 if quick else 3000
     large_n = 3 if quick else 40
+    # a pipe moves 64 MiB in 64 KiB writes, each a context switch: slow on a busy machine, so fewer samples
+    pipe_n = 3 if quick else 7
     frame_n = 2 if quick else 10
     large = 4 * MIB if quick else 64 * MIB
     frame_bytes = 10_000_000 if quick else 100_000_000
@@ -144,7 +146,7 @@ def main():
 
         samples = timed(get_release, n, n // 10)
         pipe = Pipe(payload)
-        base = timed(pipe.fetch, large_n if size > MIB else n, 2)
+        base = timed(pipe.fetch, pipe_n if size > MIB else n, 1 if size > MIB else n // 10)
         pipe.close()
         emit("get+release %s" % ("1 KiB" if size == KIB else big), samples,
              baseline_of("the bytes pickled through a multiprocessing pipe", base, socket_round_trip_p50_ns=socket_p50),
@@ -168,7 +170,7 @@ def main():
 
         samples = timed(get_array, small_n, small_n // 10)
         pipe = Pipe(array)
-        base = timed(pipe.fetch, large_n, 2)
+        base = timed(pipe.fetch, pipe_n, 1)
         pipe.close()
         emit("get_array " + big, samples, baseline_of("the array pickled through a multiprocessing pipe", base),
              10_000)
@@ -229,10 +231,10 @@ def main():
         for o in written:
             client.delete(o)
         pipe = Pipe()
-        base = timed(lambda: pipe.round_trip(value), n, 1)
+        base = timed(lambda: pipe.round_trip(value), min(n, pipe_n), 1)
         pipe.close()
         feeder = Pipe(value)
-        fetch = timed(feeder.fetch, n, 1)
+        fetch = timed(feeder.fetch, min(n, pipe_n), 1)
         feeder.close()
         emit("put_object %s" % label, put_samples,
              baseline_of("pickled through a multiprocessing pipe to a process that sends it back", base), None)
