@@ -163,6 +163,15 @@ def test_unbuilt_launcher_is_an_error_saying_how_to_build_it(monkeypatch, tmp_pa
         daemon_module.find_launcher()
 
 
+def test_unpacked_distribution_is_launched_from_its_lib(monkeypatch, tmp_path):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "depot-cli-1.0.jar").write_bytes(b"")
+    monkeypatch.setenv("DEPOT_HOME", str(tmp_path))
+    monkeypatch.setattr(daemon_module, "find_java", lambda: "/jdk/bin/java")
+    command = daemon_module.find_launcher()
+    assert command[0] == "/jdk/bin/java" and command[-3:] == ["-cp", str(tmp_path / "lib" / "*"), "dev.depot.cli.Main"]
+
+
 def test_no_launcher_is_an_error_saying_where_to_get_one(monkeypatch, tmp_path):
     monkeypatch.setattr(daemon_module, "_checkouts", lambda: [])
     monkeypatch.setenv("PATH", str(tmp_path))
