@@ -204,6 +204,17 @@ _started = []  # the daemons this process started and has not stopped: stopped a
 _started_lock = threading.Lock()
 
 
+def _forget_in_child():
+    """A forked child does not own its parent's daemons: its exit must not stop them. (It inherits their
+    lifelines, so they keep running until the child has exited too.)"""
+    global _started_lock
+    _started_lock = threading.Lock()
+    _started.clear()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
+
+
 @atexit.register
 def _stop_all():
     with _started_lock:
