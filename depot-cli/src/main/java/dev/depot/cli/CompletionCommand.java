@@ -1,9 +1,10 @@
 package dev.depot.cli;
 
+import java.util.concurrent.Callable;
 import picocli.AutoComplete;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
@@ -14,15 +15,15 @@ import picocli.CommandLine.Spec;
     description = "print a shell completion script (bash)",
     footer = {"Load it in the current shell:   source <(depot completion bash)",
         "or install it:                  depot completion bash > ~/.local/share/bash-completion/completions/depot"})
-final class CompletionCommand implements java.util.concurrent.Callable<Integer> {
+final class CompletionCommand implements Callable<Integer> {
     @ParentCommand
     DepotCommand depot;
 
     @Spec
     CommandSpec spec;
 
-    @Option(names = {"-h", "--help"}, usageHelp = true, description = "show this help and exit")
-    boolean help;
+    @Mixin
+    HelpOption help;
 
     @Parameters(paramLabel = "SHELL", description = "the shell: bash (zsh reads it too, with bashcompinit)")
     String shell;

@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
@@ -23,8 +23,8 @@ abstract class ForwardingCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = {"-h", "--help"}, usageHelp = true, description = "show this help and exit")
-    boolean help;
+    @Mixin
+    HelpOption help;
 
     @Parameters(paramLabel = "ARGS", description = "passed on unchanged")
     List<String> args = new ArrayList<>();

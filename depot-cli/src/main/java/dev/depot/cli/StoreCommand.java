@@ -6,6 +6,7 @@ import java.io.PrintStream;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 
@@ -21,8 +22,8 @@ abstract class StoreCommand implements Callable<Integer> {
     @Option(names = "--dir", paramLabel = "DIR", description = DepotCommand.DIR_HELP, order = 100)
     String dirAfterName;
 
-    @Option(names = {"-h", "--help"}, usageHelp = true, description = "show this help and exit", order = 101)
-    boolean help;
+    @Mixin
+    HelpOption help;
 
     /** Runs the command; returns its exit status. Failures are thrown (see {@link Main#run}). */
     abstract int run() throws Exception;
