@@ -16,7 +16,7 @@ public final class BenchMain {
 
     static {
         for (Benchmark b : List.of(new GetLatencyBench(), new SmallPutBench(), new LargePutBench(),
-            new GetSizeBench(), new WakeBench(), new PipelineBench(), new ShareBench(), new AllocBench(),
+            new GetSizeBench(), new WakeBench(), new PipelineBench(), new ShareBench(), new AllocBench(), new SpillBench(),
             new PythonGetBench())) {
             BENCHMARKS.put(b.name(), b);
         }
