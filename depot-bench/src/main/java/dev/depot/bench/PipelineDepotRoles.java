@@ -8,6 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.time.Duration;
+import org.HdrHistogram.Histogram;
 
 /**
  * The child side of {@link Pipeline} through a Depot store: the producer creates each array in shared memory,
@@ -29,7 +30,7 @@ final class PipelineDepotRoles {
     }
 
     static void producer(Path dir, String pair, Pipeline.Plan plan, ChildIo io) {
-        LatencyHistogram create = new LatencyHistogram();
+        Histogram create = Latencies.histogram();
         try (DepotClient client = DepotClient.open(dir)) {
             int lock = plan.warm() + plan.lockstep();
             for (int i = 0; i < lock + plan.free(); i++) {
@@ -40,7 +41,7 @@ final class PipelineDepotRoles {
                 long t0 = System.nanoTime();
                 try (ObjectWriter w = createWhenRoom(client, dataId(pair, i < lock ? "l" : "f", i), plan.size())) {
                     if (i >= plan.warm() && i < lock) {
-                        create.record(System.nanoTime() - t0);
+                        Latencies.record(create, System.nanoTime() - t0);
                     }
                     MemorySegment d = w.data();
                     MemorySegment body = d.asSlice(Long.BYTES);
@@ -57,7 +58,7 @@ final class PipelineDepotRoles {
                 }
             }
         }
-        io.say("RESULT create=" + create.summary());
+        io.say("RESULT create=" + Latencies.summary(create));
     }
 
     /**
@@ -69,7 +70,7 @@ final class PipelineDepotRoles {
     }
 
     static void consumer(Path dir, String pair, Pipeline.Plan plan, ChildIo io) {
-        LatencyHistogram handoff = new LatencyHistogram();
+        Histogram handoff = Latencies.histogram();
         long start = 0;
         try (DepotClient client = DepotClient.open(dir)) {
             int lock = plan.warm() + plan.lockstep();
@@ -84,7 +85,7 @@ final class PipelineDepotRoles {
                     long now = System.nanoTime();
                     MemorySegment d = v.data();
                     if (i >= plan.warm() && i < lock) {
-                        handoff.record(now - d.get(ValueLayout.JAVA_LONG, 0));
+                        Latencies.record(handoff, now - d.get(ValueLayout.JAVA_LONG, 0));
                     }
                     MemorySegment body = d.asSlice(Long.BYTES);
                     int n = (int) plan.doubles();
@@ -101,6 +102,6 @@ final class PipelineDepotRoles {
                 io.say("GOT " + i);
             }
         }
-        io.say("RESULT handoff=" + handoff.summary() + " nanos=" + (System.nanoTime() - start));
+        io.say("RESULT handoff=" + Latencies.summary(handoff) + " nanos=" + (System.nanoTime() - start));
     }
 }

@@ -79,10 +79,19 @@ public final class Store implements AutoCloseable {
         this.allocator = new HeapAllocator(header, heap);
         this.lock = new AllocationLock(header, clients);
         Atomics.checkAligned(header, FUTEX_WORDS_OFFSET, Integer.BYTES, "futex words");
-        this.me = registerWithRetry(kind);
+        Registration r = register(kind);
+        this.me = r.slot();
         this.myIdentity = ProcessIdentity.self();
         this.pins = new PinTable(clients.slot(me), layout.pinsPerClient());
         this.deletion = new Deletion(this);
+        if (r.tookOverDeadSlot()) {
+            try {
+                new Reaper(this).settleTakenOverSlot();
+            } catch (RuntimeException | Error e) {
+                clients.release(me, myIdentity);
+                throw e;
+            }
+        }
     }
 
     /** Opens an existing store and registers this process as a client. */
@@ -107,20 +116,32 @@ public final class Store implements AutoCloseable {
         }
     }
 
+    /** The client slot this process registered in; {@code tookOverDeadSlot} when a dead process held it. */
+    private record Registration(int slot, boolean tookOverDeadSlot) {
+    }
+
     /**
-     * Registers, waiting up to {@code 1.5 s} for the daemon to reclaim dead clients when the table is full.
+     * Claims a free client slot, else takes over one whose process is dead (settled by the caller), else waits up
+     * to {@code 1.5 s} for a live client to leave or die. A dead process's slot never keeps anyone out, with or
+     * without a daemon.
      */
-    private int registerWithRetry(int kind) {
+    private Registration register(int kind) {
         long deadline = System.nanoTime() + 1_500_000_000L;
         while (true) {
             int slot = clients.register(kind);
             if (slot >= 0) {
-                return slot;
+                return new Registration(slot, false);
+            }
+            slot = clients.takeOverDead(kind);
+            if (slot >= 0) {
+                return new Registration(slot, true);
             }
             if (System.nanoTime() > deadline) {
                 throw new ResourceLimitException(ErrorCode.TOO_MANY_CLIENTS, "the store at " + file.path().getParent()
-                    + " has all " + clients.maxClients() + " client slots taken by running processes; close a client"
-                    + " or recreate the store with a larger --max-clients");
+                    + " has all " + clients.maxClients() + " client slots taken by live processes (pids "
+                    + clients.registeredPids(8).stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(", "))
+                    + (clients.maxClients() > 8 ? ", ..." : "") + "); close a client or recreate the store with a larger"
+                    + " --max-clients");
             }
             try {
                 Thread.sleep(20);
@@ -615,11 +636,24 @@ public final class Store implements AutoCloseable {
         }
     }
 
-    /** Takes the allocator lock, rebuilding the heap first when the previous holder died holding it. */
+    /**
+     * Takes the allocator lock, rebuilding the heap first when the previous holder died holding it.
+     *
+     * @throws dev.depot.errors.StoreBusyException when a live holder keeps it beyond the wait limit
+     */
     void lockAndRecover() {
         if (lock.acquire(me)) {
             rebuildOrHandOn();
         }
+    }
+
+    /** As {@link #lockAndRecover} but gives up (false) when a live holder keeps the lock {@code timeoutNanos}. */
+    boolean tryLockAndRecover(long timeoutNanos) {
+        AllocationLock.Acquisition a = lock.tryAcquire(me, timeoutNanos);
+        if (a == AllocationLock.Acquisition.ACQUIRED_MUST_REBUILD) {
+            rebuildOrHandOn();
+        }
+        return a != AllocationLock.Acquisition.TIMED_OUT;
     }
 
     /** Rebuilds under the lock; if that fails, releases the lock marked for the next holder to rebuild. */

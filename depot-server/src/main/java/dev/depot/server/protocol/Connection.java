@@ -101,9 +101,10 @@ final class Connection implements Runnable {
 
     /** Answers one request; false when the connection must end after it. */
     private boolean answer(Frame f) throws IOException, InterruptedException {
+        context.counters().request(typeName(f.type()));
         if (!greeted && f.type() != TYPE_HELLO) {
-            writer.send(FrameWriter.error(f.requestId(), ErrorCode.BAD_REQUEST,
-                "the first request must be HELLO, got " + typeName(f.type()) + "; closing the connection"));
+            sendError(f, ErrorCode.BAD_REQUEST,
+                "the first request must be HELLO, got " + typeName(f.type()) + "; closing the connection");
             return false;
         }
         ByteBuffer reply;
@@ -128,23 +129,28 @@ final class Connection implements Runnable {
                 default -> throw new ProtocolException("unknown request type " + f.type());
             };
         } catch (VersionMismatch e) {
-            writer.send(FrameWriter.error(f.requestId(), ErrorCode.VERSION_MISMATCH, e.getMessage()));
+            sendError(f, ErrorCode.VERSION_MISMATCH, e.getMessage());
             return false;
         } catch (DepotException e) {
-            writer.send(FrameWriter.error(f.requestId(), e.code(), e.getMessage()));
+            sendError(f, e.code(), e.getMessage());
             return true;
         } catch (IllegalArgumentException | IllegalStateException e) {
-            writer.send(FrameWriter.error(f.requestId(), ErrorCode.BAD_REQUEST, e.getMessage()));
+            sendError(f, ErrorCode.BAD_REQUEST, e.getMessage());
             return true;
         } catch (RuntimeException e) {
             context.log().accept(name + ": " + typeName(f.type()) + " failed: " + e);
-            writer.send(FrameWriter.error(f.requestId(), ErrorCode.INTERNAL, "the daemon failed: " + e));
+            sendError(f, ErrorCode.INTERNAL, "the daemon failed: " + e);
             return true;
         }
         if (reply != null) {
             writer.send(reply);
         }
         return true;
+    }
+
+    private void sendError(Frame f, ErrorCode code, String message) throws IOException {
+        context.counters().error(typeName(f.type()), code);
+        writer.send(FrameWriter.error(f.requestId(), code, message));
     }
 
     private ByteBuffer hello(Frame f) {
@@ -219,9 +225,9 @@ final class Connection implements Runnable {
                 : cancelled ? " was not sealed before the client sent its next request"
                 : " was not sealed within " + timeout + " ms") + " in the store at " + client.directory());
         }
-        objects.addView(v);
+        long handle = objects.addView(v);
         ByteBuffer reply = FrameWriter.frame(replyType(TYPE_GET), 0, f.requestId(), LOCATION_LENGTH);
-        putLocation(FrameWriter.body(reply), 0, v);
+        putLocation(FrameWriter.body(reply), 0, v, handle);
         return reply;
     }
 
@@ -246,18 +252,16 @@ final class Connection implements Runnable {
                 ObjectId id = idAt(b, GET_MANY_IDS_OFFSET + i * ID_LENGTH);
                 long left = timeout <= 0 ? timeout : Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
                 got[i] = await(id, left);
-                if (got[i] != null) {
-                    putLocation(r, COUNT_ENTRIES_OFFSET + i * LOCATION_LENGTH, got[i]);
-                }
             }
             done = true;
         } finally {
-            for (ObjectView v : got) {
+            for (int i = 0; i < count; i++) {
+                ObjectView v = got[i];
                 if (v == null) {
                     continue;
                 }
                 if (done) {
-                    objects.addView(v);
+                    putLocation(r, COUNT_ENTRIES_OFFSET + i * LOCATION_LENGTH, v, objects.addView(v));
                 } else {
                     v.close();
                 }
@@ -277,6 +281,7 @@ final class Connection implements Runnable {
         if (v != null || timeout == 0 || cancelled) {
             return v;
         }
+        context.counters().waitStarted();
         long deadline = System.nanoTime() + timeout * 1_000_000L;
         while (true) {
             long left = timeout < 0 ? WAIT_SLICE_MILLIS
@@ -286,6 +291,7 @@ final class Connection implements Runnable {
             }
             v = context.waiter().await(client, id, left);
             if (v != null) {
+                context.counters().wokeUp();
                 return v;
             }
             if (context.closing()) {
@@ -302,12 +308,13 @@ final class Connection implements Runnable {
         }
     }
 
-    private void putLocation(ByteBuffer r, int at, ObjectView v) {
-        Replies.putLocation(r, at, context.fileOffsetOf(v.data()), v);
+    private void putLocation(ByteBuffer r, int at, ObjectView v, long handle) {
+        Replies.putLocation(r, at, context.fileOffsetOf(v.data()), v, handle);
     }
 
     private ByteBuffer release(Frame f) {
-        objects.release(idOnly(f));
+        f.expectBodyLength(RELEASE_LENGTH);
+        objects.release(idAt(f.body(), RELEASE_ID_OFFSET), f.body().getLong(RELEASE_HANDLE_OFFSET));
         return Replies.empty(f);
     }
 
