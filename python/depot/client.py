@@ -7,6 +7,7 @@ The store file is mapped once per process (``_mapping``).
 """
 
 import getpass
+import math
 import os
 import threading
 import weakref
@@ -184,7 +185,8 @@ class Client:
         tail = b""
         if timeout != 0:
             flags |= w.CREATE_FLAG_TIMEOUT
-            tail = w.CREATE_TIMEOUT.pack(_timeout_millis(timeout))
+            deadline = deadline_of(timeout)  # checks the value; None: no limit
+            tail = w.CREATE_TIMEOUT.pack(-1 if deadline is None else max(1, math.ceil(timeout * 1000)))
         _, body = self._call(w.CREATE_TYPE, w.CREATE.pack(raw, flags, size, len(metadata)) + metadata + tail)
         offset, got = w.CREATED.unpack_from(body)
         if got != size or offset < self.heap_offset or offset + size > self.file_length:
