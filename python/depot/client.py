@@ -7,14 +7,13 @@ The store file is mapped once per process (``_mapping``).
 """
 
 import getpass
-import math
 import os
 import threading
 import weakref
 
 from . import _process
 from . import _wire as w
-from ._checks import MAX_SIZE, check_size, deadline_of, describe_timeout
+from ._checks import MAX_SIZE, check_size, deadline_of, describe_timeout, timeout_millis
 from ._connection import SOCKET_NAME, Connection
 from ._index import IndexReader
 from ._mapping import STORE_FILE_NAME, check_directory, open_mapping
@@ -185,8 +184,7 @@ class Client:
         tail = b""
         if timeout != 0:
             flags |= w.CREATE_FLAG_TIMEOUT
-            deadline = deadline_of(timeout)  # checks the value; None: no limit
-            tail = w.CREATE_TIMEOUT.pack(-1 if deadline is None else max(1, math.ceil(timeout * 1000)))
+            tail = w.CREATE_TIMEOUT.pack(timeout_millis(timeout))
         _, body = self._call(w.CREATE_TYPE, w.CREATE.pack(raw, flags, size, len(metadata)) + metadata + tail)
         offset, got = w.CREATED.unpack_from(body)
         if got != size or offset < self.heap_offset or offset + size > self.file_length:
