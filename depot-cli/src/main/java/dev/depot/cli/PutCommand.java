@@ -26,12 +26,14 @@ import picocli.CommandLine.Parameters;
  * on the heap first, since an object's size is fixed when it is created.
  */
 @Command(name = "put",
-    customSynopsis = "depot put [--id HEX | --name NAME] [--meta TEXT] [--no-evict] [FILE|-]",
+    customSynopsis = "depot put [--id HEX | --name NAME] [--meta TEXT] [--no-evict] [--keep] [FILE|-]",
     description = "store FILE (or stdin) as one object and print its id",
     footer = {"Without --id or --name the id is random. Reads stdin when FILE is - or missing.",
         "Prints the object's id (40 hex digits) on stdout.",
         "Exit status 4 when the object does not fit (even after eviction, or with --no-evict);",
-        "1 when the id exists already (ids are write-once: `depot rm` it first)."})
+        "1 when the id exists already (ids are write-once: `depot rm` it first).",
+        "--keep: the object is never evicted; a daemon with --spill-dir writes it to disk when room is needed",
+        "and a get reads it back."})
 final class PutCommand extends StoreCommand {
     /** Bytes read per call, from a file into shared memory or from a stream into the heap buffer. */
     static final int CHUNK = 1 << 20;
@@ -51,6 +53,9 @@ final class PutCommand extends StoreCommand {
     @Option(names = "--no-evict", description = "fail (exit 4) instead of evicting old objects when full")
     boolean noEvict;
 
+    @Option(names = "--keep", description = "never evict the object (spilled to disk instead, with serve --spill-dir)")
+    boolean keep;
+
     @Override
     int run() throws IOException {
         if (hex != null && name != null) {
@@ -58,7 +63,14 @@ final class PutCommand extends StoreCommand {
         }
         ObjectId id = hex != null ? ObjectIds.parseHex(hex) : name != null ? ObjectId.of(name) : ObjectId.random();
         byte[] metadata = meta == null ? new byte[0] : meta.getBytes(StandardCharsets.UTF_8);
-        CreateOption[] options = noEvict ? new CreateOption[] {CreateOption.NO_EVICT} : new CreateOption[0];
+        java.util.List<CreateOption> chosen = new java.util.ArrayList<>();
+        if (noEvict) {
+            chosen.add(CreateOption.NO_EVICT);
+        }
+        if (keep) {
+            chosen.add(CreateOption.KEEP);
+        }
+        CreateOption[] options = chosen.toArray(CreateOption[]::new);
         try (DepotClient depot = DepotClient.open(dir())) {
             if (file.equals("-")) {
                 putStream(depot, id, metadata, options, in());

@@ -20,14 +20,17 @@ import picocli.CommandLine.Option;
  * shutdown hook closes the daemon (the objects stay in the store file) and the process exits with status 0.
  */
 @Command(name = "serve",
-    customSynopsis = "depot serve [--capacity SIZE] [--max-clients N] [--max-objects N] [--metrics HOST:PORT]",
+    customSynopsis = "depot serve [--capacity SIZE] [--max-clients N] [--max-objects N] [--metrics HOST:PORT]"
+        + " [--spill-dir DIR [--spill-limit SIZE]]",
     description = "run the daemon in the foreground (creates the store if there is none)",
     footer = {"--capacity, --max-clients and --max-objects only apply when the store is created; an existing",
         "store keeps its own (remove the directory to change them). Prints one line on stdout when ready,",
         "`depot: serving DIR (capacity SIZE)`, logs to stderr, and exits 0 after a clean shutdown on",
         "SIGTERM or SIGINT. Exit status 1 when another daemon serves the store already.",
         "--metrics logs `depot: metrics at http://HOST:PORT/metrics` on stderr; the metric names are listed",
-        "in docs/CLI.md."})
+        "in docs/CLI.md.",
+        "--spill-dir: objects put with --keep (CreateOption.KEEP, keep=True) are written to DIR when room is",
+        "needed, least recently used first, and read back when they are read; --spill-limit caps DIR's size."})
 final class ServeCommand extends StoreCommand {
     static final String READY_PREFIX = "depot: serving ";
     /** Smallest index the store accepts (see StoreLayout), and the largest we let one ask for. */
@@ -46,6 +49,14 @@ final class ServeCommand extends StoreCommand {
     @Option(names = "--max-objects", paramLabel = "N",
         description = "objects the store can hold (default: 3 per 64 KiB of capacity, at least 3072)")
     Long maxObjects;
+
+    @Option(names = "--spill-dir", paramLabel = "DIR",
+        description = "spill KEEP objects to DIR when room is needed (off by default)")
+    Path spillDir;
+
+    @Option(names = "--spill-limit", paramLabel = "SIZE",
+        description = "most bytes --spill-dir may hold: 100g, 512m or bytes (default: the disk's free space)")
+    String spillLimit;
 
     @Option(names = "--metrics", paramLabel = "HOST:PORT",
         description = "serve Prometheus metrics at http://HOST:PORT/metrics (off by default; PORT alone: 127.0.0.1)")
@@ -145,6 +156,24 @@ final class ServeCommand extends StoreCommand {
         }
         if (maxObjects != null) {
             config = config.withIndexSlots(indexSlotsFor(maxObjects));
+        }
+        if (spillLimit != null && spillDir == null) {
+            throw new UsageException("--spill-limit needs --spill-dir");
+        }
+        if (spillDir != null) {
+            config = config.withSpillDirectory(spillDir);
+        }
+        if (spillLimit != null) {
+            long bytes;
+            try {
+                bytes = Size.parse(spillLimit);
+            } catch (IllegalArgumentException e) {
+                throw new UsageException("--spill-limit: " + e.getMessage(), e);
+            }
+            if (bytes <= 0) {
+                throw new UsageException("--spill-limit must be positive, got " + spillLimit);
+            }
+            config = config.withSpillLimit(bytes);
         }
         return config;
     }
