@@ -36,6 +36,10 @@ class WorkerDiedError(RuntimeError):
     """A worker process died while it ran a task (killed, out of memory, a crash in native code)."""
 
 
+class WorkerTaskError(RuntimeError):
+    """A worker could not read the tasks it was sent (a function it cannot import, say)."""
+
+
 class WorkerStartError(RuntimeError):
     """A worker process could not start or could not connect to the store."""
 
@@ -186,7 +190,8 @@ class Pool:
             batch = _Batch(next(self._batches), compute, keys, oids, w)
             w.inflight[batch.id] = batch
         try:
-            message = _dumps((batch.id, fn, args, oids))
+            # the batch id also in the last 8 bytes, for a worker that cannot unpickle the rest
+            message = _dumps((batch.id, fn, args, oids)) + batch.id.to_bytes(8, "little")
         except BaseException:
             with self._lock:
                 w.inflight.pop(batch.id, None)
@@ -235,6 +240,15 @@ class Pool:
         if tag == "failed":
             w.start_error = body
             w.ready.set()
+            return
+        if tag == "unreadable":
+            batch_id, text = body
+            with self._lock:
+                batch = w.inflight.pop(batch_id, None)
+            if batch is not None:
+                batch.future.set_exception(WorkerTaskError(
+                    "depot.dask worker %d could not read the batch of task%s %s:\n%s"
+                    % (w.pid, "s" if len(batch.keys) > 1 else "", ", ".join(repr(k) for k in batch.keys), text)))
             return
         with self._lock:
             batch = w.inflight.pop(tag, None)
@@ -343,8 +357,6 @@ class Pool:
 
 
 def _dumps(message):
-    try:
-        return pickle.dumps(message, protocol=5)
-    except (pickle.PicklingError, AttributeError, TypeError):
-        import cloudpickle
-        return cloudpickle.dumps(message, protocol=5)
+    """cloudpickle: functions of ``__main__`` and lambdas travel by value, as Dask's process scheduler sends them."""
+    import cloudpickle
+    return cloudpickle.dumps(message, protocol=5)

@@ -59,8 +59,11 @@ class _WorkerState:
         raws = [b.raw() for b in buffers]
         nbytes = len(stream) + sum(r.nbytes for r in raws)
         if nbytes >= self.inline_bytes:
-            put_object(self.client, oid, result)
-            return Stored(oid, nbytes)
+            try:
+                put_object(self.client, oid, result)
+                return Stored(oid, nbytes)
+            except (pickle.PicklingError, AttributeError, TypeError):
+                pass  # only cloudpickle can pickle it (a lambda inside, say): it travels inline
         return Inline(stream, [r.tobytes() for r in raws])
 
     def finish_batch(self):
@@ -169,7 +172,14 @@ def main(conn, directory, inline_bytes):
                 message = conn.recv_bytes()
             except (EOFError, OSError):
                 break
-            batch_id, fn, args, oids = pickle.loads(message)
+            try:
+                batch_id, fn, args, oids = pickle.loads(message)
+            except BaseException:
+                # cannot even read the batch (a function pickled by reference that this process cannot
+                # import, say): say so instead of dying
+                batch_id = int.from_bytes(message[-8:], "little")
+                conn.send_bytes(pickle.dumps(("unreadable", (batch_id, traceback.format_exc()))))
+                continue
             if batch_id is None:
                 break
             out = _run(_state, fn, args, oids)
