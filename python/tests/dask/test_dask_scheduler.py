@@ -163,7 +163,7 @@ def test_killed_worker_fails_the_compute_naming_the_task_and_is_replaced(schedul
 CTRL_C = r"""
 import os, sys, time, dask, numpy as np, depot, depot.dask
 from depot.dask._objects import shared_client
-s = depot.dask.Scheduler(workers=2, dir=sys.argv[1])
+s = depot.dask.Scheduler(workers=1, dir=sys.argv[1])
 print("workers", *s.workers, flush=True)
 @dask.delayed
 def slow(i):
