@@ -12,6 +12,7 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import pickle
+import queue
 import signal
 import socket
 import subprocess
@@ -141,6 +142,10 @@ class Pool:
         self._indexes = itertools.count(0)
         self._closing = False
         self._wake_r, self._wake_w = os.pipe()
+        # releases and deletes go through this thread, off the scheduling loop (a delete is a daemon request)
+        self._discards = queue.Queue()
+        self._discarder = threading.Thread(target=self._discard_loop, name="depot-dask-discarder", daemon=True)
+        self._discarder.start()
         self.workers = [self._spawn() for _ in range(size)]
         self._collector = threading.Thread(target=self._collect, name="depot-dask-collector", daemon=True)
         self._collector.start()
@@ -295,6 +300,30 @@ class Pool:
         except Exception:
             pass
 
+    def discard(self, view, oid, owned):
+        """Releases ``view`` (a pin) and then, if ``owned``, deletes ``oid``, in the discarder thread."""
+        self._discards.put((view, oid, owned))
+
+    def drain(self):
+        """Waits until every discard asked so far is done."""
+        self._discards.join()
+
+    def _discard_loop(self):
+        while True:
+            item = self._discards.get()
+            try:
+                if item is None:
+                    return
+                view, oid, owned = item
+                try:
+                    view.release()
+                    if owned:
+                        self.client.delete(oid)
+                except Exception:
+                    pass  # the client or the daemon is gone; the sweep at close deletes what is left
+            finally:
+                self._discards.task_done()
+
     # ---- cancelling and closing -----------------------------------------------------------------------
 
     def abandon(self, compute, cancel):
@@ -344,6 +373,8 @@ class Pool:
                 w.kill()
                 w.exitcode(STOP_TIMEOUT)
         self._wake()
+        self._discards.put(None)
+        self._discarder.join(STOP_TIMEOUT)
         if self._collector.is_alive() and threading.current_thread() is not self._collector:
             self._collector.join(STOP_TIMEOUT)
         for w in workers:
