@@ -36,7 +36,6 @@ class _WorkerState:
         # unchanged passes its reference on instead of storing a copy
         self.resolved = {}
         self.loaded = {}
-        self.read_stored = False
 
     def resolve(self, value):
         if isinstance(value, Stored):
@@ -45,7 +44,6 @@ class _WorkerState:
                 obj = get_object(self.client, value.oid, timeout=0)
                 self.loaded[value.oid] = obj
                 self.resolved[id(obj)] = (obj, value)
-                self.read_stored = True
             return obj
         if isinstance(value, Inline):
             return value.load()
@@ -67,14 +65,9 @@ class _WorkerState:
         return Inline(stream, [r.tobytes() for r in raws])
 
     def finish_batch(self):
+        # the inputs' arrays become garbage, and their pins go with them (releases never cross the socket)
         self.resolved.clear()
         self.loaded.clear()
-        if self.read_stored:
-            # the inputs' arrays are garbage now: give their pins back before idling
-            self.read_stored = False
-            flush = getattr(self.client, "flush", None)
-            if flush is not None:
-                flush()
 
 
 def load_task(task_info):
