@@ -1,7 +1,6 @@
 """``depot.dask.share``: put a large object in Depot once and pass a reference to it into any number of tasks."""
 
 import os
-import threading
 import weakref
 
 from dask.delayed import Delayed
@@ -128,9 +127,6 @@ def _sizeof_shared(s):
 @sizeof.register(SharedRef)
 def _sizeof_ref(r):
     return r.nbytes
-
-
-_counter_lock = threading.Lock()
 
 
 def share(obj, dir=None):
