@@ -1,5 +1,6 @@
 """Fixtures for the depot.dask tests (imported by each test module): one daemon and one two-worker scheduler for
-the whole session (workers take seconds to start), both always stopped; every test checks that the store holds nothing of its own afterwards."""
+the whole session (workers take seconds to start), both always stopped; tests check that the store holds
+nothing of theirs afterwards."""
 
 import gc
 import os

@@ -53,7 +53,8 @@ final class DaskBench implements Benchmark {
             ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
             pb.environment().put("PYTHONPATH", python.toString());
             Process p = pb.start();
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+            try (BufferedReader r = new BufferedReader(
+                     new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String line = r.readLine(); line != null; line = r.readLine()) {
                     if (line.startsWith("{")) {
                         out.accept(result(JSON.readTree(line)));
