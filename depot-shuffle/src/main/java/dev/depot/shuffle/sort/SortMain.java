@@ -150,7 +150,7 @@ public final class SortMain {
                 long share = s.dataBytes() / workers + SortData.BLOCK * (long) Long.BYTES;
                 try {
                     for (int w = 0; w < workers; w++) {
-                        WorkerProcess p = WorkerProcess.start("worker-" + w, share + share / 4 + (256L << 20), share,
+                        WorkerProcess p = WorkerProcess.start("worker-" + w, share * 5 / 2 + (256L << 20), 0,
                             List.of("depot", dir.toString(), id, Integer.toString(w), Integer.toString(workers),
                                 Long.toString(s.count()), s.type().name().toLowerCase(), Long.toString(s.seed()),
                                 Boolean.toString(s.specials())));
