@@ -1,8 +1,6 @@
 package dev.depot.shuffle.sort;
 
 import dev.depot.client.DepotClient;
-import dev.depot.client.ObjectId;
-import dev.depot.client.ObjectWriter;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
 import dev.depot.shuffle.Shuffle;
@@ -144,7 +142,6 @@ public final class SortMain {
                 .withControlSocket(false), msg -> { });
              MemorySampler mem = new MemorySampler(dir)) {
             DepotClient client = server.client();
-            prefault(client);
             String id = "sort-" + UUID.randomUUID();
             try (Shuffle samples = Shuffle.create(client, id + "-samples", workers, 1,
                     Shuffle.Options.defaults().withDtype(SortData.INT64.dtype()));
@@ -176,21 +173,6 @@ public final class SortMain {
             } catch (IllegalStateException shuttingDown) {
                 // the hook runs anyway
             }
-        }
-    }
-
-    /**
-     * Writes every page of the store's heap once, before the workers start: a store's pages are reserved at
-     * creation but zeroed at their first touch, which on a virtual machine can cost tens of microseconds a page
-     * (the host backs the page then). Done here, that cost is the store's set-up, as in a long-running store,
-     * and not part of the timed sort; the workers' own first touches are then ordinary minor faults.
-     */
-    static void prefault(DepotClient client) {
-        long size = client.stats().largestFreeBlock() - 4096;
-        if (size > 0) {
-            try (ObjectWriter w = client.create(ObjectId.random(), size)) {
-                w.data().fill((byte) 0);
-            }  // aborted: the space is free again, its pages now backed
         }
     }
 
