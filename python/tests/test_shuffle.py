@@ -164,17 +164,23 @@ def shuffle_java(*args):
 
 
 @pytest.mark.parametrize("layout", ["PER_MAP", "PER_SLICE"])
-def test_python_reads_what_java_maps_wrote(client, daemon, layout):
-    with shuffle_java("create", daemon.dir, "j1", 2, 3, layout) as owner:
+def test_python_reads_what_java_maps_wrote(client, daemon, layout, tmp_path):
+    done = tmp_path / "done"
+    sid = "j1" + layout
+    with shuffle_java("create", daemon.dir, sid, 2, 3, layout, done) as owner:
         owner.await_line("created", timeout=60)
         for m in range(2):
-            with shuffle_java("write", daemon.dir, "j1", m) as w:
+            with shuffle_java("write", daemon.dir, sid, m) as w:
                 w.await_line("committed", timeout=60)
-        s = Shuffle.open(client, "j1", timeout=5)
+        s = Shuffle.open(client, sid, timeout=5)
         assert (s.maps, s.partitions, s.dtype, s.layout) == (2, 3, "<f8", layout.lower())
         with s.reader(2, timeout=10) as r:
             got = [a.tolist() for a in r.arrays()]
         assert got == [[20.0, 21.0, 22.0], [1020.0, 1021.0, 1022.0]]
+        done.touch()
+        owner.await_line("closed", timeout=60)
+    client.flush()
+    assert client.list() == [], "the Java owner deleted the shuffle"
 
 
 def test_java_reads_what_python_maps_wrote(client, daemon):

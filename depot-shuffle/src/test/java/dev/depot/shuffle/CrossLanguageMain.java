@@ -10,8 +10,9 @@ import java.util.List;
 /**
  * The Java side of python/tests/test_shuffle.py's cross-language tests, in a child JVM:
  * <ul>
- * <li>{@code create DIR ID MAPS PARTITIONS LAYOUT}: creates a float64 shuffle (this process owns it), prints
- *     {@code created}, waits for a line on stdin, closes it (deleting it) and prints {@code closed}.</li>
+ * <li>{@code create DIR ID MAPS PARTITIONS LAYOUT DONE_FILE}: creates a float64 shuffle (this process owns it),
+ *     prints {@code created}, waits (up to 2 minutes) for DONE_FILE to exist, closes the shuffle (deleting it)
+ *     and prints {@code closed}.</li>
  * <li>{@code write DIR ID MAP}: writes map MAP: slice p holds {@code p + 1} values, value i being
  *     {@code MAP * 1000 + p * 10 + i}; prints {@code committed}.</li>
  * <li>{@code read DIR ID PARTITION}: prints {@code partition P} and then, per map, {@code values v1 v2 ...}.</li>
@@ -28,7 +29,11 @@ public final class CrossLanguageMain {
                     Shuffle s = Shuffle.create(client, args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]),
                         Shuffle.Options.defaults().withDtype("<f8").withLayout(Shuffle.Layout.valueOf(args[5])));
                     System.out.println("created");
-                    System.in.read();
+                    Path done = Path.of(args[6]);
+                    long deadline = System.nanoTime() + 120_000_000_000L;
+                    while (!java.nio.file.Files.exists(done) && System.nanoTime() - deadline < 0) {
+                        Thread.sleep(20);
+                    }
                     s.close();
                     System.out.println("closed");
                 }
