@@ -283,6 +283,8 @@ def main(argv=None):
         directory = os.path.join("/dev/shm", "depot-pysort-" + uuid.uuid4().hex)
         daemon = _start_daemon(directory, count * 8 + count * 8 // 16 + (64 << 20))
     try:
+        import depot
+        depot.connect(directory).close()  # fail now, not after the baselines, when there is no daemon
         runs = run_single(count, dtype, args.seed, args.specials, not args.no_pandas)
         for n in sorted({1, args.workers}):
             runs.append(run_depot(directory, count, n, dtype, args.seed, args.specials))
