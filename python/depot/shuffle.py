@@ -22,7 +22,6 @@ raise ``MapFailedError`` naming the map; a map that does not commit in time is a
 import os
 import struct
 import time
-import weakref
 
 from .errors import DepotError, ObjectMissingError
 from .ids import ObjectId
@@ -190,7 +189,7 @@ class Shuffle:
         raw = dtype.encode("ascii")
         record = MANIFEST.pack(MANIFEST_MAGIC, MANIFEST_VERSION, _LAYOUT_NAMES[layout], len(raw), maps, partitions,
                                process_identity(), raw.ljust(MAX_DTYPE_LENGTH, b"\0"))
-        client.put(s._ids.manifest(), record, evict=_EVICT)
+        client.put(s._ids.manifest(), record, **_KEEP)
         return s
 
     @classmethod
@@ -241,7 +240,7 @@ class Shuffle:
         try:
             for p, frame in enumerate(frames):
                 oid = self._ids.slice(map_index, p)
-                put_object(self.client, oid, frame, evict=_EVICT)
+                put_object(self.client, oid, frame, evict=False)  # put_object has no keep= yet
                 with self.client.get(oid, 0) as v:
                     lengths.append(v.size)
         except BaseException as e:
@@ -303,8 +302,9 @@ class Shuffle:
                                                             ", " + self.dtype if self.dtype else "")
 
 
-#: shuffle objects are created without eviction; TODO(#pressure): KEEP (spilled, never evicted) once it lands
-_EVICT = False
+#: how every shuffle object is created, the one place that decides it: kept (never evicted; a daemon with a
+#: spill directory spills it under pressure and a get restores it)
+_KEEP = {"evict": False, "keep": True}
 
 
 def _flat_bytes(x):
@@ -317,13 +317,13 @@ def _flat_bytes(x):
 def _put_owner(shuffle, m):
     from .errors import ObjectExistsError
     try:
-        shuffle.client.put(shuffle._ids.owner(m), OWNER.pack(process_identity()), evict=_EVICT)
+        shuffle.client.put(shuffle._ids.owner(m), OWNER.pack(process_identity()), **_KEEP)
     except ObjectExistsError:
         raise ValueError("map %d of shuffle %s already has a writer; a map is written once" % (m, shuffle.id)) from None
 
 
 def _put_status(shuffle, m, committed, lengths, message):
-    shuffle.client.put(shuffle._ids.status(m), _encode_status(m, committed, lengths, message), evict=_EVICT)
+    shuffle.client.put(shuffle._ids.status(m), _encode_status(m, committed, lengths, message), **_KEEP)
 
 
 class ShuffleWriter:
@@ -364,7 +364,7 @@ class ShuffleWriter:
             raise
 
     def _create(self, oid, size):
-        w = self.shuffle.client.create(oid, size, self.shuffle._metadata(size), evict=_EVICT)
+        w = self.shuffle.client.create(oid, size, self.shuffle._metadata(size), **_KEEP)
         self._objects.append(w)
         return w.data
 
@@ -505,7 +505,6 @@ class ShuffleReader:
         ``dtype``). Each keeps its object pinned until it (and every array made from it) is collected."""
         np = _numpy()
         dtype = np.dtype(dtype or self.shuffle.dtype or "u1")
-        client = self.shuffle.client
         out = []
         for m, (length, offset) in enumerate(self._where):
             if length == 0:
@@ -518,10 +517,7 @@ class ShuffleReader:
             except BaseException:
                 view.release()
                 raise
-            # As get_array: the pin now belongs to the array, released once nothing uses the memory.
-            view._detach()
-            client._views.discard(view)
-            weakref.finalize(array, client._defer_release, bytes(view.id), client._epoch)
+            # As get_array: the pin now belongs to the array (its buffer's exporter holds it); the view is dropped.
             out.append(array)
         return out
 

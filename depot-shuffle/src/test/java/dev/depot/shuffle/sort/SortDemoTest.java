@@ -30,11 +30,4 @@ class SortDemoTest {
         assertTrue(text.contains("depot, 3 workers") && text.contains("single process (Arrays.sort)")
             && text.contains("20-core estimate"), text);
     }
-
-    @Test
-    void shouldSortInt64() throws Exception {
-        SortReport report = SortMain.run(SortMain.Settings.parse(new String[] {"--count", "100000", "--workers", "2",
-            "--dtype", "int64", "--specials", "--runs", "2"}), null);
-        assertTrue(report.verified(), report.json());
-    }
 }
