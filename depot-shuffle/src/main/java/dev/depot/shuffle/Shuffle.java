@@ -247,6 +247,20 @@ public final class Shuffle implements AutoCloseable {
         return w;
     }
 
+    /**
+     * Opens map {@code map}'s writer knowing only its total size (PER_MAP layout): the map writes its slices one
+     * after the other into {@link ShuffleWriter#data()} and gives their lengths to
+     * {@link ShuffleWriter#commit(long[])}. A sample sort creates its object, and touches its pages, before the
+     * splitters are known.
+     */
+    public ShuffleWriter writer(int map, long totalBytes) {
+        checkOpen();
+        checkMap(map);
+        ShuffleWriter w = new ShuffleWriter(this, map, totalBytes);
+        open.add(w);
+        return w;
+    }
+
     /** Writes map {@code map}'s slices, one segment per partition, copying each once; then commits. */
     public void writeMap(int map, List<MemorySegment> slices) {
         long[] sizes = new long[slices.size()];
