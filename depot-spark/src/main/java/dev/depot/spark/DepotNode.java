@@ -154,7 +154,15 @@ public final class DepotNode {
         return String.join(File.pathSeparator, entries);
     }
 
-    /** Closes this JVM's clients and allocator (at executor shutdown). */
+    /** Closes this JVM's client of the store in {@code dir}, if any (the embedded daemon too, if it runs here). */
+    public static synchronized void detach(Path dir) {
+        DepotClient c = CLIENTS.remove(dir);
+        if (c != null) {
+            c.close();
+        }
+    }
+
+    /** Closes this JVM's clients (at executor shutdown). */
     public static synchronized void closeAll() {
         for (DepotClient c : CLIENTS.values()) {
             c.close();
