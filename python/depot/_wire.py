@@ -5,7 +5,7 @@ Every integer is little-endian. Each ``struct.Struct`` below is one message body
 
 import struct
 
-VERSION_MAJOR = 1
+VERSION_MAJOR = 2
 VERSION_MINOR = 0
 
 # Frame header: length of the rest (u32), type (u16), flags (u16), request id (u64).
@@ -28,34 +28,44 @@ DELETE_TYPE = 9
 LIST_TYPE = 10
 STAT_TYPE = 11
 EVICT_TYPE = 12
+PUT_TYPE = 13
 REPLY_BIT = 0x8000
 ERROR_TYPE = 0xFFFF
 
 # major, minor, client pid
 HELLO = struct.Struct("<HHI")
 # major, minor, daemon pid, file length, heap offset, heap length, max body, max metadata, max GET_MANY ids,
-# path length; then the UTF-8 path of the store file
-WELCOME = struct.Struct("<HHIQQQIIII")
+# reserved, the store file's device and inode (no path: the client maps DIR/store.depot itself)
+WELCOME = struct.Struct("<HHIQQQIIIIQQ")
 # id, flags, data size, metadata length; then the metadata
 CREATE = struct.Struct("<20sIQI")
 CREATE_FLAG_NO_EVICT = 1
+# PUT: CREATE's fields, the metadata, then the data; the reply is CREATED. Used for objects up to this size
+# (larger ones are created and written in place: one copy instead of three).
+PUT_MAX_INLINE = 64 << 10
+CREATE_FLAG_KEEP = 2
+# with this flag an int64 timeout in milliseconds (-1: no limit) follows the metadata
+CREATE_FLAG_TIMEOUT = 4
+CREATE_TIMEOUT = struct.Struct("<q")
 # data file offset, data size
 CREATED = struct.Struct("<QQ")
-# SEAL, ABORT, RELEASE, CONTAINS, DELETE: the id
+# SEAL, ABORT, CONTAINS, DELETE: the id
 ID = struct.Struct("<20s")
+# RELEASE: the id, reserved, the pin handle its GET replied with
+RELEASE = struct.Struct("<20sIQ")
 # CONTAINS, DELETE reply: 0 or 1
 BOOLEAN = struct.Struct("<I")
 # id, reserved, timeout ms (0 no wait, < 0 forever)
 GET = struct.Struct("<20sIq")
-# data offset, data size, metadata offset, metadata length, found
-LOCATION = struct.Struct("<QQQII")
+# data offset, data size, metadata offset, metadata length, found, pin handle
+LOCATION = struct.Struct("<QQQIIQ")
 # timeout ms, count, reserved; then count ids
 GET_MANY = struct.Struct("<qII")
 # GET_MANY and LIST replies: count, reserved; then the entries
 COUNT = struct.Struct("<II")
 # id, state, metadata length, pins, data size, created ms, last access ms
 ENTRY = struct.Struct("<20sIIIQqq")
-STATES = ("creating", "sealed", "delete_pending", "deleting")
+STATES = ("creating", "sealed", "delete_pending", "deleting", "spilled")
 # the figures of StoreStats, then this connection's pins and writers
 STAT = struct.Struct("<QQQQQQQQQQQdQQQQ")
 # EVICT request and reply: bytes

@@ -5,6 +5,7 @@ import dev.depot.core.index.EntryState;
 import dev.depot.core.store.ObjectEntry;
 import dev.depot.core.store.Pin;
 import dev.depot.core.store.Store;
+import dev.depot.core.store.Timeouts;
 import dev.depot.errors.DepotException;
 import dev.depot.errors.ObjectMissingException;
 import java.io.IOException;
@@ -43,8 +44,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class DepotClient implements AutoCloseable {
     /** Passed to {@link #create(ObjectId, long, byte[], CreateOption...)}. */
     public enum CreateOption {
-        /** Fail with StoreFullException instead of evicting least-recently-used objects. */
-        NO_EVICT
+        /** Fail (or wait, with a timeout) instead of evicting least-recently-used objects. */
+        NO_EVICT,
+        /**
+         * Never evict this object. When room is needed, a daemon started with a spill directory writes it to
+         * disk and frees its memory; a get restores it. Without a spill directory it stays in memory until
+         * deleted.
+         */
+        KEEP
     }
 
     private static final byte[] NO_METADATA = new byte[0];
@@ -92,12 +99,14 @@ public final class DepotClient implements AutoCloseable {
         }
     }
 
-    /** Wraps an already opened store (used by the embedded daemon). */
+    /** Wraps an already opened store (used by the embedded daemon). Not API: {@code Store} is internal. */
+    @SuppressWarnings("exports")
     public static DepotClient wrap(Store store) {
         return new DepotClient(store, null);
     }
 
-    /** Wraps an already opened store; {@code owner} is closed before the store (the embedded daemon). */
+    /** Wraps an already opened store; {@code owner} is closed before the store (the embedded daemon). Not API. */
+    @SuppressWarnings("exports")
     public static DepotClient wrap(Store store, AutoCloseable owner) {
         return new DepotClient(store, owner);
     }
@@ -106,7 +115,8 @@ public final class DepotClient implements AutoCloseable {
         return store.directory();
     }
 
-    /** The underlying store, for the daemon and tools. */
+    /** The underlying store, for the daemon and tools. Not API: {@code Store} is not exported from its module. */
+    @SuppressWarnings("exports")
     public Store store() {
         return store;
     }
@@ -124,12 +134,27 @@ public final class DepotClient implements AutoCloseable {
      * @throws dev.depot.errors.StoreFullException when it does not fit
      */
     public ObjectWriter create(ObjectId id, long size, byte[] metadata, CreateOption... options) {
+        return create(id, size, metadata, Duration.ZERO, options);
+    }
+
+    /**
+     * As {@link #create(ObjectId, long, byte[], CreateOption...)}, but when the object does not fit (without
+     * evicting, for {@link CreateOption#NO_EVICT}) waits up to {@code timeout} for deletes, releases, evictions
+     * or spills to make room. The wait sleeps on a futex word that every free advances: no polling.
+     *
+     * @throws dev.depot.errors.StoreFullException when there is still no room after {@code timeout}
+     */
+    public ObjectWriter create(ObjectId id, long size, byte[] metadata, Duration timeout, CreateOption... options) {
         checkOpen();
-        boolean evict = true;
+        int flags = 0;
         for (CreateOption o : options) {
-            evict &= o != CreateOption.NO_EVICT;
+            flags |= switch (o) {
+                case NO_EVICT -> Store.CREATE_NO_EVICT;
+                case KEEP -> Store.CREATE_KEEP;
+            };
         }
-        long record = store.create(id.w0(), id.w1(), id.w2(), size, metadata, evict, id.toHex());
+        long timeoutNanos = timeout.isNegative() ? -1 : timeout.toNanos();
+        long record = store.create(id.w0(), id.w1(), id.w2(), size, metadata, flags, timeoutNanos, id.toHex());
         MemorySegment data = store.data(ClientTableDescriptor.pinnedSlot(record));
         ObjectWriter w = new ObjectWriter(this, id, record, data);
         openWriters.add(w);
@@ -150,8 +175,8 @@ public final class DepotClient implements AutoCloseable {
     }
 
     /**
-     * Gets a sealed object, waiting up to {@code timeoutMillis} for it to be sealed (0: do not wait; negative:
-     * wait forever). Lock-free and socket-free when the object is there; waits on a futex otherwise.
+     * Gets a sealed object, waiting up to {@code timeoutMillis} for it to be sealed (0: do not wait; negative, or
+     * too large to count in nanoseconds, as {@code Long.MAX_VALUE}: wait forever). Lock-free and socket-free when the object is there; waits on a futex otherwise.
      *
      * @throws ObjectMissingException when it is not sealed within the timeout
      */
@@ -166,18 +191,31 @@ public final class DepotClient implements AutoCloseable {
 
     /** As {@link #get(ObjectId, long)}. */
     public ObjectView get(ObjectId id, Duration timeout) {
-        return get(id, timeout.toMillis());
+        long millis;
+        try {
+            millis = timeout.toMillis();
+        } catch (ArithmeticException tooLong) {
+            millis = timeout.isNegative() ? -1 : Long.MAX_VALUE;  // both mean forever
+        }
+        return get(id, millis);
     }
 
     /** As {@link #get(ObjectId, long)} but returns null when the object is missing after the timeout. */
     public ObjectView tryGet(ObjectId id, long timeoutMillis) {
         checkOpen();
         Pin pin = store.tryPin(id.w0(), id.w1(), id.w2());
-        if (pin != null || timeoutMillis == 0) {
-            return pin == null ? null : view(id, pin);
+        if (pin != null) {
+            return view(id, pin);
+        }
+        if (restoreIfSpilled(id)) {
+            // A spilled object exists: wait for its restore even when the caller would not wait for a seal.
+            long spillWaitMillis = Store.SPILL_WAIT_NANOS / 1_000_000L;
+            timeoutMillis = timeoutMillis < 0 ? timeoutMillis : Math.max(timeoutMillis, spillWaitMillis);
+        } else if (timeoutMillis == 0) {
+            return null;
         }
         long start = System.nanoTime();
-        long deadline = start + timeoutMillis * 1_000_000L;
+        long timeoutNanos = Timeouts.nanosOf(timeoutMillis);
         while (true) {
             // Read the futex word before looking: a seal after the look bumps it, so the wait below cannot miss it.
             int sequence = store.sealSequence(id.w0(), id.w1());
@@ -185,9 +223,10 @@ public final class DepotClient implements AutoCloseable {
             if (pin != null) {
                 return view(id, pin);
             }
+            restoreIfSpilled(id);
             long now = System.nanoTime();
-            long remaining = timeoutMillis < 0 ? -1 : deadline - now;
-            if (timeoutMillis > 0 && remaining <= 0) {
+            long remaining = Timeouts.remainingNanos(timeoutNanos, start, now);
+            if (remaining == 0) {
                 return null;
             }
             if (now - start < SPIN_BEFORE_SLEEP_NANOS) {
@@ -204,16 +243,30 @@ public final class DepotClient implements AutoCloseable {
     }
 
     /**
+     * When {@code id} names a spilled object, asks the daemon to restore it (once, however many readers ask) and
+     * returns true; the restore is announced like a seal.
+     */
+    private boolean restoreIfSpilled(ObjectId id) {
+        int state = store.requestRestore(id.w0(), id.w1(), id.w2());
+        if (state == Store.RESTORE_IMPOSSIBLE) {
+            throw new DepotException("object " + id + " is spilled to " + store.spillDirectory() + " but no daemon"
+                + " with that spill directory runs to restore it; start `depot serve --dir " + directory()
+                + " --spill-dir DIR`");
+        }
+        return state == Store.RESTORE_UNDER_WAY;
+    }
+
+    /**
      * Gets several objects, waiting up to {@code timeoutMillis} in total for all of them. The result has one
      * entry per id, in order; an object still missing at the end is a {@code null} entry.
      */
     public List<ObjectView> get(List<ObjectId> ids, long timeoutMillis) {
-        long deadline = timeoutMillis > 0 ? System.nanoTime() + timeoutMillis * 1_000_000L : 0;
+        long start = System.nanoTime();
+        long timeoutNanos = Timeouts.nanosOf(timeoutMillis);
         List<ObjectView> out = new ArrayList<>(ids.size());
         try {
             for (ObjectId id : ids) {
-                long left = timeoutMillis <= 0 ? timeoutMillis
-                    : Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
+                long left = timeoutMillis == 0 ? 0 : Timeouts.remainingMillis(timeoutNanos, start, System.nanoTime());
                 out.add(tryGet(id, left));
             }
         } catch (RuntimeException e) {
@@ -228,9 +281,15 @@ public final class DepotClient implements AutoCloseable {
     }
 
     private ObjectView view(ObjectId id, Pin pin) {
+        MemorySegment data;
+        try {
+            data = store.dataReadOnly(pin.slot());
+        } catch (RuntimeException corrupt) {
+            store.unpin(pin);
+            throw corrupt;
+        }
         openViews.incrementAndGet();
-        int slot = pin.slot();
-        return new ObjectView(this, id, pin, store.dataReadOnly(slot));
+        return new ObjectView(this, id, pin, data);
     }
 
     /** True when a sealed object with this id exists. */
@@ -269,7 +328,8 @@ public final class DepotClient implements AutoCloseable {
     private static ObjectState stateOf(EntryState s) {
         return switch (s) {
             case CREATING -> ObjectState.CREATING;
-            case SEALED, EVICTING -> ObjectState.SEALED;
+            case SEALED, EVICTING, RESTORING -> ObjectState.SEALED;
+            case SPILLED, RESTORE_WANTED -> ObjectState.SPILLED;
             case DELETE_PENDING -> ObjectState.DELETE_PENDING;
             default -> ObjectState.DELETING;
         };

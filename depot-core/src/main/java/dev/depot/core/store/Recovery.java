@@ -4,7 +4,13 @@ import static dev.depot.core.index.IndexEntryDescriptor.generation;
 import static dev.depot.core.index.IndexEntryDescriptor.owner;
 import static dev.depot.core.index.IndexEntryDescriptor.state;
 import static dev.depot.core.index.IndexEntryDescriptor.stateWord;
+import static dev.depot.core.index.IndexEntryDescriptor.isKept;
+import static dev.depot.core.index.IndexEntryDescriptor.withState;
+import static dev.depot.core.store.StoreHeaderDescriptor.KEPT_BYTES_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.KEPT_OBJECTS_OFFSET;
 import static dev.depot.core.store.StoreHeaderDescriptor.OBJECT_COUNT_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.SPILLED_BYTES_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.SPILLED_OBJECTS_OFFSET;
 import static dev.depot.core.store.StoreHeaderDescriptor.PENDING_DELETES_OFFSET;
 
 import dev.depot.core.heap.HeapBlockDescriptor;
@@ -21,6 +27,8 @@ import java.util.List;
  * <ul>
  *   <li>CREATING by a dead client: reclaimed (the object was never visible);</li>
  *   <li>EVICTING by a dead client: back to SEALED (eviction had not freed it);</li>
+ *   <li>RESTORING by a dead daemon: back to SPILLED (its block is not kept; the spill file is whole);</li>
+ *   <li>SPILLED and RESTORE_WANTED: hold no block; counted as objects and spilled bytes;</li>
  *   <li>DELETING by a dead client: DELETE_PENDING (the sweep finishes it);</li>
  *   <li>entries whose block lies outside the heap or overlaps another: dropped and reported.</li>
  * </ul>
@@ -43,8 +51,12 @@ public final class Recovery {
         int[] slotsOf = new int[32];
         int count = 0;
         long pending = 0;
+        long spilled = 0;
+        long spilledBytes = 0;
+        long kept = 0;
+        long keptBytes = 0;
         for (int slot = 0; slot < index.slots(); slot++) {
-            long sw = index.stateWordVolatile(slot);
+            long sw = index.rawStateWordVolatile(slot);
             EntryState st;
             try {
                 st = state(sw);
@@ -63,30 +75,40 @@ public final class Recovery {
                 continue;
             }
             if (st == EntryState.EVICTING && !ownerAlive) {
-                index.putStateWordRelease(slot, stateWord(generation(sw), 0, EntryState.SEALED));
+                index.putStateWordRelease(slot, withState(sw, 0, EntryState.SEALED));
+            } else if (st == EntryState.RESTORING && !ownerAlive) {
+                // The restorer died before the data was complete: the spill file is still the truth.
+                index.putStateWordRelease(slot, withState(sw, 0, EntryState.SPILLED));
+                st = EntryState.SPILLED;
             } else if (st == EntryState.DELETING && !ownerAlive) {
-                index.putStateWordRelease(slot, stateWord(generation(sw), 0, EntryState.DELETE_PENDING));
+                index.putStateWordRelease(slot, withState(sw, 0, EntryState.DELETE_PENDING));
                 st = EntryState.DELETE_PENDING;
             }
             if (st == EntryState.DELETE_PENDING) {
                 pending++;
             }
+            if (st.isSpilled()) {
+                spilled++;
+                spilledBytes += HeapBlockDescriptor.blockSizeFor(index.dataLength(slot), index.metadataLength(slot));
+                continue;
+            }
             long block = index.blockOffset(slot);
             long dataLength = index.dataLength(slot);
             int metadataLength = index.metadataLength(slot);
             long size = HeapBlockDescriptor.blockSizeFor(dataLength, metadataLength);
-            // dataLength is checked against the heap before size is trusted: a huge one overflows the sum.
-            if (block < 0 || (block & (HeapBlockDescriptor.ALIGNMENT - 1)) != 0 || dataLength < 0
-                || dataLength > heapLength || metadataLength < 0 || metadataLength > Store.MAX_METADATA_LENGTH
-                || size > heapLength - block) {
-                problems.add("index slot " + slot + ": block offset " + block + " data " + dataLength + " metadata "
-                    + metadataLength + " does not fit the heap of " + heapLength + " bytes; entry dropped");
+            String misfit = misfit(slot, block, dataLength, metadataLength, heapLength);
+            if (misfit != null) {
+                problems.add(misfit + "; entry dropped");
                 index.putStateWordRelease(slot, stateWord(generation(sw), 0, EntryState.TOMBSTONE));
                 continue;
             }
             if (count == slotsOf.length) {
                 blocks = Arrays.copyOf(blocks, blocks.length * 2);
                 slotsOf = Arrays.copyOf(slotsOf, slotsOf.length * 2);
+            }
+            if (isKept(sw)) {
+                kept++;
+                keptBytes += size;
             }
             blocks[2 * count] = block;
             blocks[2 * count + 1] = size;
@@ -95,9 +117,85 @@ public final class Recovery {
         }
         count = sortAndDropOverlaps(blocks, slotsOf, count);
         store.allocator.rebuild(blocks, count);
-        Atomics.putLongVolatile(store.header, OBJECT_COUNT_OFFSET, count);
+        setOwners();
+        Atomics.putLongVolatile(store.header, OBJECT_COUNT_OFFSET, count + spilled);
+        // Derived like the rest (a holder killed between a state change and a count's update leaves it off).
+        Atomics.putLongVolatile(store.header, KEPT_BYTES_OFFSET, kept == 0 ? 0 : keptBytes);
+        Atomics.putLongVolatile(store.header, KEPT_OBJECTS_OFFSET, kept);
+        Atomics.putLongVolatile(store.header, SPILLED_BYTES_OFFSET, spilledBytes);
+        Atomics.putLongVolatile(store.header, SPILLED_OBJECTS_OFFSET, spilled);
         Atomics.putLongVolatile(store.header, PENDING_DELETES_OFFSET, pending);
         return problems;
+    }
+
+    /**
+     * What the daemon's recovery would drop, found without changing anything ({@code depot doctor --check}):
+     * entries with an unknown state, entries whose block does not fit the heap, and entries that overlap another.
+     * Under the allocator lock (so that no create or free moves entries meanwhile).
+     */
+    public List<String> inspectUnderLock() {
+        var index = store.index;
+        long heapLength = store.layout.heapLength();
+        List<long[]> blocks = new ArrayList<>();
+        for (int slot = 0; slot < index.slots(); slot++) {
+            long sw = index.rawStateWordVolatile(slot);
+            EntryState st;
+            try {
+                st = state(sw);
+            } catch (IllegalStateException e) {
+                problems.add("index slot " + slot + ": " + e.getMessage() + "; recovery drops the entry");
+                continue;
+            }
+            if (!st.isLive() || st.isSpilled()) {
+                continue;  // a spilled entry holds no block (RESTORING does: its block is being filled)
+            }
+            if (st == EntryState.RESTORING && owner(sw) != store.me() && !store.clients.isAlive(owner(sw))) {
+                continue;  // recovery puts it back to SPILLED, block and all
+            }
+            long block = index.blockOffset(slot);
+            long dataLength = index.dataLength(slot);
+            int metadataLength = index.metadataLength(slot);
+            String misfit = misfit(slot, block, dataLength, metadataLength, heapLength);
+            if (misfit != null) {
+                problems.add(misfit + "; recovery drops the entry");
+                continue;
+            }
+            blocks.add(new long[] {block, HeapBlockDescriptor.blockSizeFor(dataLength, metadataLength), slot});
+        }
+        blocks.sort((a, b) -> Long.compare(a[0], b[0]));
+        long end = 0;
+        for (long[] b : blocks) {
+            if (b[0] < end) {
+                problems.add("index slot " + b[2] + ": block " + b[0] + ".." + (b[0] + b[1])
+                    + " overlaps another object; recovery drops the entry");
+                continue;
+            }
+            end = b[0] + b[1];
+        }
+        return problems;
+    }
+
+    /** Why an entry's block does not fit the heap, or null when it does. */
+    static String misfit(int slot, long block, long dataLength, int metadataLength, long heapLength) {
+        // dataLength is checked against the heap before the block size is trusted: a huge one overflows the sum.
+        if (block < 0 || (block & (HeapBlockDescriptor.ALIGNMENT - 1)) != 0 || dataLength < 0
+            || dataLength > heapLength || metadataLength < 0 || metadataLength > Store.MAX_METADATA_LENGTH
+            || HeapBlockDescriptor.blockSizeFor(dataLength, metadataLength) > heapLength - block) {
+            return "index slot " + slot + ": block offset " + block + " data " + dataLength + " metadata "
+                + metadataLength + " does not fit the heap of " + heapLength + " bytes";
+        }
+        return null;
+    }
+
+    /** Names each allocated block's index slot in its header, for the eviction hand. */
+    private void setOwners() {
+        var index = store.index;
+        for (int slot = 0; slot < index.slots(); slot++) {
+            EntryState st = state(index.stateWordVolatile(slot));
+            if (st.isLive() && !st.isSpilled()) {
+                store.allocator.setOwner(index.blockOffset(slot), slot);
+            }
+        }
     }
 
     private boolean isAlive(int client, boolean[] alive, boolean[] checked) {

@@ -12,13 +12,11 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.channels.FileChannel;
-import java.nio.file.AccessDeniedException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
 
 /**
  * The store file, mapped once into this process for as long as it is open: a new mapping costs ~5 µs per page
@@ -37,12 +35,15 @@ public final class StoreFile implements AutoCloseable {
     private final Arena arena;
     private final MemorySegment mapping;
     private final StoreLayout layout;
+    /** What fstat said of the mapped file when it was opened: its device and inode identify it later. */
+    private final Native.FileStatus opened;
 
-    private StoreFile(Path path, Arena arena, MemorySegment mapping, StoreLayout layout) {
+    private StoreFile(Path path, Arena arena, MemorySegment mapping, StoreLayout layout, Native.FileStatus opened) {
         this.path = path;
         this.arena = arena;
         this.mapping = mapping;
         this.layout = layout;
+        this.opened = opened;
     }
 
     public static Path fileIn(Path dir) {
@@ -50,33 +51,51 @@ public final class StoreFile implements AutoCloseable {
     }
 
     /**
-     * Creates a new store in {@code dir} (made with mode 0700 if missing).
+     * Creates a new store in {@code dir} (made with mode 0700 if missing; an existing one must pass
+     * {@link StoreAccess}). A failed create removes what it made, the directory too when it made it.
      *
      * @throws FileAlreadyExistsException when a store exists there already
      */
     public static StoreFile create(Path dir, StoreLayout layout) throws IOException {
-        createPrivateDirectory(dir);
+        boolean madeDirectory = StoreAccess.createOrCheckDirectory(dir);
+        try {
+            return createIn(dir, layout);
+        } catch (IOException | RuntimeException | Error e) {
+            if (madeDirectory) {
+                removeIfEmpty(dir, e);
+            }
+            throw e;
+        }
+    }
+
+    private static StoreFile createIn(Path dir, StoreLayout layout) throws IOException {
         Path target = fileIn(dir);
-        if (Files.exists(target)) {
+        if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
             throw new FileAlreadyExistsException(target.toString());
         }
         // One name per creating thread: concurrent creators must not share (or delete) each other's file.
         Path tmp = dir.resolve(FILE_NAME + ".tmp-" + ProcessHandle.current().pid() + "-" + Thread.currentThread().threadId());
         Files.deleteIfExists(tmp);
-        int errno = Native.createReserved(tmp, layout.fileLength());
-        if (errno != 0) {
-            Files.deleteIfExists(tmp);
-            long free = dir.getFileSystem().provider().getFileStore(dir).getUsableSpace();
-            throw new DepotException("cannot reserve " + layout.fileLength() + " bytes for the store at " + dir
-                + ": " + Native.strerror(errno) + (errno == Native.ENOSPC ? " (" + free
-                + " bytes free on that file system); choose a smaller --capacity or free space there" : ""));
+        int fd = Native.openNoFollow(tmp, true);
+        if (fd < 0) {
+            throw new IOException("cannot create " + tmp + ": " + Native.strerror(-fd));
         }
         StoreFile file;
         try {
-            file = map(tmp, layout.fileLength());
+            StoreAccess.checkFile(tmp, Native.fstat(fd));
+            int errno = Native.fallocate(fd, layout.fileLength());
+            if (errno != 0) {
+                long free = dir.getFileSystem().provider().getFileStore(dir).getUsableSpace();
+                throw new DepotException("cannot reserve " + layout.fileLength() + " bytes for the store at " + dir
+                    + ": " + Native.strerror(errno) + (errno == Native.ENOSPC ? " (" + free
+                    + " bytes free on that file system); choose a smaller --capacity or free space there" : ""));
+            }
+            file = map(fd, tmp, layout.fileLength());
         } catch (IOException | RuntimeException e) {
             Files.deleteIfExists(tmp);
             throw e;
+        } finally {
+            Native.close(fd);
         }
         MemorySegment h = file.mapping;
         h.set(ValueLayout.JAVA_LONG, MAGIC_OFFSET, MAGIC);
@@ -97,31 +116,55 @@ public final class StoreFile implements AutoCloseable {
             throw e;
         }
         Files.delete(tmp);
-        return new StoreFile(target, file.arena, file.mapping, layout);
+        return new StoreFile(target, file.arena, file.mapping, layout, file.opened);
     }
 
-    /** Opens the store in {@code dir}, checking magic, version, length and region table. */
-    public static StoreFile open(Path dir) throws IOException {
-        Path p = fileIn(dir);
-        long size;
+    private static void removeIfEmpty(Path dir, Throwable failure) {
         try {
-            size = Files.size(p);
-        } catch (NoSuchFileException e) {
+            Files.deleteIfExists(dir);
+        } catch (IOException notEmpty) {
+            // a racing creator put its store there meanwhile: it is not ours to remove
+            failure.addSuppressed(notEmpty);
+        }
+    }
+
+    /**
+     * Opens the store in {@code dir}: checks who owns the directory and the file ({@link StoreAccess}), then
+     * magic, version, length and region table.
+     */
+    public static StoreFile open(Path dir) throws IOException {
+        StoreAccess.checkDirectory(dir);
+        Path p = fileIn(dir);
+        int fd = Native.openNoFollow(p, false);
+        if (fd == -Native.ENOENT) {
             throw new StoreNotFoundException("no store at " + dir + ": start one with `depot serve --dir " + dir
                 + "` or open it embedded");
         }
-        if (size < HEADER_LENGTH) {
-            throw new StoreFormatException("store file " + p + " is truncated: " + size + " bytes, less than its "
-                + HEADER_LENGTH + "-byte header; remove it and create the store again");
+        if (fd == -Native.ELOOP) {
+            throw new dev.depot.errors.StoreAccessException("the store file " + p + " is a symbolic link, which whoever"
+                + " made it can point at any file; refusing it: remove it and create the store again");
+        }
+        if (fd == -Native.EACCES) {
+            throw new DepotException("permission denied opening " + p + ": the store belongs to another user");
+        }
+        if (fd < 0) {
+            throw new IOException("cannot open " + p + ": " + Native.strerror(-fd));
         }
         StoreFile raw;
         try {
-            raw = map(p, size);
-        } catch (AccessDeniedException e) {
-            throw new DepotException("permission denied opening " + p + ": the store belongs to another user");
+            Native.FileStatus st = Native.fstat(fd);
+            StoreAccess.checkFile(p, st);
+            long size = st.size();
+            if (size < HEADER_LENGTH) {
+                throw new StoreFormatException("store file " + p + " is truncated: " + size + " bytes, less than its "
+                    + HEADER_LENGTH + "-byte header; remove it and create the store again");
+            }
+            raw = map(fd, p, size);
+        } finally {
+            Native.close(fd);
         }
         try {
-            return raw.withLayout(validateHeader(raw.mapping, size, p));
+            return raw.withLayout(validateHeader(raw.mapping, raw.mapping.byteSize(), p));
         } catch (RuntimeException e) {
             raw.close();
             throw e;
@@ -130,10 +173,15 @@ public final class StoreFile implements AutoCloseable {
 
     /**
      * Reads the daemon identity from the header of the store in {@code dir} without mapping it or registering;
-     * 0 when there is no readable store.
+     * 0 when there is no readable store, or none this user may trust ({@link StoreAccess}).
      */
     public static long probeDaemonIdentity(Path dir) {
-        try (FileChannel ch = FileChannel.open(fileIn(dir), StandardOpenOption.READ)) {
+        try {
+            StoreAccess.checkDirectory(dir);
+        } catch (IOException | DepotException untrusted) {
+            return 0;  // nothing in it is believed; opening it says why
+        }
+        try (FileChannel ch = FileChannel.open(fileIn(dir), StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
             java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(Long.BYTES).order(java.nio.ByteOrder.nativeOrder());
             if (ch.read(b, DAEMON_IDENTITY_OFFSET) != Long.BYTES) {
                 return 0;
@@ -166,31 +214,19 @@ public final class StoreFile implements AutoCloseable {
         return StoreLayout.readFrom(h, size, p);
     }
 
-    private static StoreFile map(Path p, long size) throws IOException {
+    private static StoreFile map(int fd, Path p, long size) throws IOException {
+        Native.FileStatus st = Native.fstat(fd);
         Arena arena = Arena.ofShared();
-        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            MemorySegment m = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
-            return new StoreFile(p, arena, m, null);
+        try {
+            return new StoreFile(p, arena, Native.mapShared(fd, size, arena), null, st);
         } catch (IOException | RuntimeException e) {
             arena.close();
-            throw e;
+            throw new IOException("cannot map " + p + ": " + e.getMessage(), e);
         }
     }
 
     private StoreFile withLayout(StoreLayout l) {
-        return new StoreFile(path, arena, mapping, l);
-    }
-
-    /**
-     * Creates {@code dir} with mode 0700 when it is missing. An existing directory keeps its mode: it may be one
-     * the user shares with others (say /tmp), and the store file itself is 0600.
-     */
-    static void createPrivateDirectory(Path dir) throws IOException {
-        if (!Files.isDirectory(dir)) {
-            Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-            // Explicitly, in case the umask took bits from the mode above.
-            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
-        }
+        return new StoreFile(path, arena, mapping, l, opened);
     }
 
     public Path path() {
@@ -219,6 +255,24 @@ public final class StoreFile implements AutoCloseable {
 
     public MemorySegment heap() {
         return mapping.asSlice(layout.heapOffset(), layout.heapLength());
+    }
+
+    /**
+     * The length the mapped file has now, or -1 when the store path no longer names the file that was mapped
+     * (removed or replaced: then its length cannot be seen from here). A length below the layout's means the
+     * file was truncated under the mapping: touching the lost pages faults (SIGBUS, an {@code InternalError} in
+     * Java).
+     */
+    public long currentLength() {
+        try {
+            var a = Files.readAttributes(path, "unix:dev,ino,size", LinkOption.NOFOLLOW_LINKS);
+            if (((Number) a.get("ino")).longValue() != opened.inode() || ((Number) a.get("dev")).longValue() != opened.device()) {
+                return -1;
+            }
+            return ((Number) a.get("size")).longValue();
+        } catch (IOException e) {
+            return -1;
+        }
     }
 
     /** Unmaps the file. Every segment sliced from it becomes inaccessible. */

@@ -16,9 +16,12 @@ import dev.depot.errors.ErrorCode;
 import dev.depot.errors.ObjectMissingException;
 import java.io.EOFException;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -99,9 +102,10 @@ final class Connection implements Runnable {
 
     /** Answers one request; false when the connection must end after it. */
     private boolean answer(Frame f) throws IOException, InterruptedException {
+        context.counters().request(typeName(f.type()));
         if (!greeted && f.type() != TYPE_HELLO) {
-            writer.send(FrameWriter.error(f.requestId(), ErrorCode.BAD_REQUEST,
-                "the first request must be HELLO, got " + typeName(f.type()) + "; closing the connection"));
+            sendError(f, ErrorCode.BAD_REQUEST,
+                "the first request must be HELLO, got " + typeName(f.type()) + "; closing the connection");
             return false;
         }
         ByteBuffer reply;
@@ -123,26 +127,32 @@ final class Connection implements Runnable {
                 case TYPE_LIST -> list(f);
                 case TYPE_STAT -> stat(f);
                 case TYPE_EVICT -> evict(f);
+                case TYPE_PUT -> put(f);
                 default -> throw new ProtocolException("unknown request type " + f.type());
             };
         } catch (VersionMismatch e) {
-            writer.send(FrameWriter.error(f.requestId(), ErrorCode.VERSION_MISMATCH, e.getMessage()));
+            sendError(f, ErrorCode.VERSION_MISMATCH, e.getMessage());
             return false;
         } catch (DepotException e) {
-            writer.send(FrameWriter.error(f.requestId(), e.code(), e.getMessage()));
+            sendError(f, e.code(), e.getMessage());
             return true;
         } catch (IllegalArgumentException | IllegalStateException e) {
-            writer.send(FrameWriter.error(f.requestId(), ErrorCode.BAD_REQUEST, e.getMessage()));
+            sendError(f, ErrorCode.BAD_REQUEST, e.getMessage());
             return true;
         } catch (RuntimeException e) {
             context.log().accept(name + ": " + typeName(f.type()) + " failed: " + e);
-            writer.send(FrameWriter.error(f.requestId(), ErrorCode.INTERNAL, "the daemon failed: " + e));
+            sendError(f, ErrorCode.INTERNAL, "the daemon failed: " + e);
             return true;
         }
         if (reply != null) {
             writer.send(reply);
         }
         return true;
+    }
+
+    private void sendError(Frame f, ErrorCode code, String message) throws IOException {
+        context.counters().error(typeName(f.type()), code);
+        writer.send(FrameWriter.error(f.requestId(), code, message));
     }
 
     private ByteBuffer hello(Frame f) {
@@ -163,30 +173,64 @@ final class Connection implements Runnable {
     }
 
     private ByteBuffer create(Frame f) {
+        ObjectWriter w = createFrom(f, false);
+        objects.addWriter(w);
+        return Replies.created(f, context.fileOffsetOf(w.data()), w.data().byteSize());
+    }
+
+    /** CREATE with the data inline, then SEAL: one round trip for a small object. */
+    private ByteBuffer put(Frame f) {
+        ObjectWriter w = createFrom(f, true);
+        MemorySegment data = w.data();
+        long offset = context.fileOffsetOf(data);
+        try {
+            int at = PUT_METADATA_OFFSET + f.body().getInt(PUT_METADATA_LENGTH_OFFSET);
+            data.copyFrom(MemorySegment.ofBuffer(f.body().slice(at, (int) data.byteSize())));
+            w.seal();
+        } catch (RuntimeException | Error e) {
+            w.abort();
+            throw e;
+        }
+        return Replies.created(f, offset, data.byteSize());
+    }
+
+    /** Creates the object a CREATE (or PUT, whose data follows the metadata) asks for. */
+    private ObjectWriter createFrom(Frame f, boolean dataInline) {
         f.expectBodyLengthAtLeast(CREATE_METADATA_OFFSET);
         ByteBuffer b = f.body();
         ObjectId id = idAt(b, CREATE_ID_OFFSET);
+        String what = typeName(f.type());
         int flags = b.getInt(CREATE_FLAGS_OFFSET);
-        if ((flags & ~CREATE_FLAG_NO_EVICT) != 0) {
-            throw new ProtocolException("CREATE has unknown flags " + Integer.toHexString(flags));
+        if ((flags & ~CREATE_FLAGS_KNOWN) != 0 || (dataInline && (flags & CREATE_FLAG_TIMEOUT) != 0)) {
+            throw new ProtocolException(what + " has unknown flags " + Integer.toHexString(flags));
         }
         long size = b.getLong(CREATE_SIZE_OFFSET);
         if (size < 0) {
-            throw new ProtocolException("CREATE of object " + id + " asks for a negative size " + size);
+            throw new ProtocolException(what + " of object " + id + " asks for a negative size " + size);
         }
         long metadataLength = Integer.toUnsignedLong(b.getInt(CREATE_METADATA_LENGTH_OFFSET));
         if (metadataLength > Store.MAX_METADATA_LENGTH) {
-            throw new ProtocolException("CREATE of object " + id + " carries " + metadataLength
+            throw new ProtocolException(what + " of object " + id + " carries " + metadataLength
                 + " bytes of metadata; the limit is " + Store.MAX_METADATA_LENGTH);
         }
-        f.expectBodyLength(CREATE_METADATA_OFFSET + metadataLength);
+        if (dataInline && size > MAX_BODY_LENGTH) {
+            throw new ProtocolException("PUT of object " + id + " carries " + size + " bytes of data; a body holds at"
+                + " most " + MAX_BODY_LENGTH + ": use CREATE and SEAL");
+        }
+        int timeoutLength = (flags & CREATE_FLAG_TIMEOUT) != 0 ? Long.BYTES : 0;
+        f.expectBodyLength(CREATE_METADATA_OFFSET + metadataLength + timeoutLength + (dataInline ? size : 0));
         byte[] metadata = new byte[(int) metadataLength];
         b.get(CREATE_METADATA_OFFSET, metadata);
-        ObjectWriter w = (flags & CREATE_FLAG_NO_EVICT) != 0
-            ? client.create(id, size, metadata, CreateOption.NO_EVICT)
-            : client.create(id, size, metadata);
-        objects.addWriter(w);
-        return Replies.created(f, context.fileOffsetOf(w.data()), size);
+        long timeoutMillis = timeoutLength == 0 ? 0 : b.getLong(CREATE_METADATA_OFFSET + (int) metadataLength);
+        List<CreateOption> options = new ArrayList<>(2);
+        if ((flags & CREATE_FLAG_NO_EVICT) != 0) {
+            options.add(CreateOption.NO_EVICT);
+        }
+        if ((flags & CREATE_FLAG_KEEP) != 0) {
+            options.add(CreateOption.KEEP);
+        }
+        return client.create(id, size, metadata, timeoutMillis < 0 ? Duration.ofNanos(-1)
+            : Duration.ofMillis(timeoutMillis), options.toArray(CreateOption[]::new));
     }
 
     private ByteBuffer seal(Frame f) {
@@ -209,9 +253,9 @@ final class Connection implements Runnable {
                 : cancelled ? " was not sealed before the client sent its next request"
                 : " was not sealed within " + timeout + " ms") + " in the store at " + client.directory());
         }
-        objects.addView(v);
+        long handle = objects.addView(v);
         ByteBuffer reply = FrameWriter.frame(replyType(TYPE_GET), 0, f.requestId(), LOCATION_LENGTH);
-        putLocation(FrameWriter.body(reply), 0, v);
+        putLocation(FrameWriter.body(reply), 0, v, handle);
         return reply;
     }
 
@@ -236,18 +280,16 @@ final class Connection implements Runnable {
                 ObjectId id = idAt(b, GET_MANY_IDS_OFFSET + i * ID_LENGTH);
                 long left = timeout <= 0 ? timeout : Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
                 got[i] = await(id, left);
-                if (got[i] != null) {
-                    putLocation(r, COUNT_ENTRIES_OFFSET + i * LOCATION_LENGTH, got[i]);
-                }
             }
             done = true;
         } finally {
-            for (ObjectView v : got) {
+            for (int i = 0; i < count; i++) {
+                ObjectView v = got[i];
                 if (v == null) {
                     continue;
                 }
                 if (done) {
-                    objects.addView(v);
+                    putLocation(r, COUNT_ENTRIES_OFFSET + i * LOCATION_LENGTH, v, objects.addView(v));
                 } else {
                     v.close();
                 }
@@ -267,6 +309,7 @@ final class Connection implements Runnable {
         if (v != null || timeout == 0 || cancelled) {
             return v;
         }
+        context.counters().waitStarted();
         long deadline = System.nanoTime() + timeout * 1_000_000L;
         while (true) {
             long left = timeout < 0 ? WAIT_SLICE_MILLIS
@@ -276,6 +319,7 @@ final class Connection implements Runnable {
             }
             v = context.waiter().await(client, id, left);
             if (v != null) {
+                context.counters().wokeUp();
                 return v;
             }
             if (context.closing()) {
@@ -292,12 +336,13 @@ final class Connection implements Runnable {
         }
     }
 
-    private void putLocation(ByteBuffer r, int at, ObjectView v) {
-        Replies.putLocation(r, at, context.fileOffsetOf(v.data()), v);
+    private void putLocation(ByteBuffer r, int at, ObjectView v, long handle) {
+        Replies.putLocation(r, at, context.fileOffsetOf(v.data()), v, handle);
     }
 
     private ByteBuffer release(Frame f) {
-        objects.release(idOnly(f));
+        f.expectBodyLength(RELEASE_LENGTH);
+        objects.release(idAt(f.body(), RELEASE_ID_OFFSET), f.body().getLong(RELEASE_HANDLE_OFFSET));
         return Replies.empty(f);
     }
 

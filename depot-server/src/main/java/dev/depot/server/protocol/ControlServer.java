@@ -4,6 +4,7 @@ import dev.depot.client.DepotClient;
 import dev.depot.core.store.StoreFile;
 import dev.depot.core.store.StoreLayout;
 import dev.depot.server.DepotServer;
+import dev.depot.server.metrics.ProtocolCounters;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
@@ -13,6 +14,7 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -30,8 +32,11 @@ import jdk.net.UnixDomainPrincipal;
  * the daemon to create, get and release objects, and read and write the data in their own mapping of the store
  * file at the offsets it replies with.
  *
- * <p>One accept thread; one virtual thread per connection, which owns the connection's writers and views and
- * releases them when the connection ends. Only processes of the daemon's own user are served (checked with
+ * <p>One accept thread; one platform thread per connection, which owns the connection's writers and views and
+ * releases them when the connection ends. Platform, not virtual: a virtual thread's socket read parks it and
+ * a carrier must pick it up again for every request, which cost 100+ µs per round trip here; a platform
+ * thread blocked in {@code read} is woken by the kernel directly. Connections are few (one per client
+ * process), so their threads are cheap. Only processes of the daemon's own user are served (checked with
  * {@code SO_PEERCRED}); the socket file has mode 0600.
  *
  * <p>Lifecycle: {@link #start} binds (removing a stale socket file left by a dead daemon) and serves;
@@ -61,9 +66,15 @@ public final class ControlServer implements AutoCloseable {
         StoreLayout layout = client.store().layout();
         UserPrincipal owner = Files.getOwner(socketPath);
         this.waiter = new SealWaiter();
-        this.context = new Context(client, mapping, StoreFile.fileIn(server.directory()).toAbsolutePath(), layout,
-            (int) ProcessHandle.current().pid(), owner, waiter, log, () -> closing);
+        Path storeFile = StoreFile.fileIn(server.directory()).toAbsolutePath();
+        this.context = new Context(client, mapping, storeFile, fileKey(storeFile, "unix:dev"), fileKey(storeFile, "unix:ino"),
+            layout, (int) ProcessHandle.current().pid(), owner, waiter, server.protocolCounters(), log, () -> closing);
         this.acceptor = Thread.ofPlatform().daemon().name("depot-control-accept").start(this::acceptLoop);
+    }
+
+    /** One field of a file's identity ({@code unix:dev}, {@code unix:ino}), not following links. */
+    private static long fileKey(Path file, String attribute) throws IOException {
+        return ((Number) Files.getAttribute(file, attribute, LinkOption.NOFOLLOW_LINKS)).longValue();
     }
 
     /** The socket path of the store in {@code dir}. */
@@ -118,7 +129,7 @@ public final class ControlServer implements AutoCloseable {
             }
             String name = "connection " + connectionCount.incrementAndGet();
             Connection c = new Connection(context, ch, name);
-            Thread t = Thread.ofVirtual().name("depot-" + name.replace(' ', '-')).unstarted(() -> {
+            Thread t = Thread.ofPlatform().daemon().name("depot-" + name.replace(' ', '-')).unstarted(() -> {
                 try {
                     c.run();
                 } finally {
@@ -131,6 +142,11 @@ public final class ControlServer implements AutoCloseable {
             }
             t.start();
         }
+    }
+
+    /** Connections accepted since the server started. */
+    public long acceptedCount() {
+        return connectionCount.get();
     }
 
     /** Connections being served now. */
@@ -176,8 +192,9 @@ public final class ControlServer implements AutoCloseable {
     }
 
     /** What every connection needs from the server. */
-    record Context(DepotClient client, MemorySegment mapping, Path storeFile, StoreLayout layout, int daemonPid,
-                   UserPrincipal owner, SealWaiter waiter, Consumer<String> log,
+    record Context(DepotClient client, MemorySegment mapping, Path storeFile, long storeDevice, long storeInode,
+                   StoreLayout layout, int daemonPid,
+                   UserPrincipal owner, SealWaiter waiter, ProtocolCounters counters, Consumer<String> log,
                    java.util.function.BooleanSupplier closingFlag) {
         boolean closing() {
             return closingFlag.getAsBoolean();

@@ -45,8 +45,9 @@ class MalformedFrameTest {
         try (ProtocolTestClient c = ProtocolTestClient.open(temp.dir())) {
             c.create(id, 16, new byte[0], false);
             c.seal(id);
-            assertTrue(c.get(id, 0).found());
-            c.release(id);
+            var pinned = c.get(id, 0);
+            assertTrue(pinned.found());
+            c.release(id, pinned);
             assertTrue(c.delete(id));
         }
         assertEquals(0, server.client().stats().pinnedBytes());
@@ -115,7 +116,7 @@ class MalformedFrameTest {
     void shouldAnswerWrongBodyLengthsWithAnErrorAndKeepTheConnection() throws Exception {
         try (ProtocolTestClient c = ProtocolTestClient.open(temp.dir())) {
             for (int type : new int[] {TYPE_SEAL, TYPE_ABORT, TYPE_GET, TYPE_RELEASE, TYPE_CONTAINS, TYPE_DELETE,
-                TYPE_LIST, TYPE_STAT, TYPE_EVICT, TYPE_CREATE, TYPE_GET_MANY}) {
+                TYPE_LIST, TYPE_STAT, TYPE_EVICT, TYPE_CREATE, TYPE_GET_MANY, TYPE_PUT}) {
                 c.send(c.frame(type, 0, ProtocolTestClient.body(ID_LENGTH + 1)));
                 assertEquals(ErrorCode.BAD_REQUEST, c.readError().code, FrameDescriptor.typeName(type));
             }
