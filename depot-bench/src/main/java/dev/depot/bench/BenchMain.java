@@ -17,7 +17,7 @@ public final class BenchMain {
     static {
         for (Benchmark b : List.of(new GetLatencyBench(), new SmallPutBench(), new LargePutBench(),
             new GetSizeBench(), new WakeBench(), new PipelineBench(), new ShareBench(), new AllocBench(),
-            new SpillBench(), new PythonGetBench(), new PythonOpsBench(), new DaskBench())) {
+            new SpillBench(), new PythonGetBench(), new PythonOpsBench(), new DaskBench(), new SparkBench())) {
             BENCHMARKS.put(b.name(), b);
         }
     }
