@@ -1,0 +1,1 @@
+"""Depot integrations for Dask."""
