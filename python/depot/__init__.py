@@ -18,14 +18,15 @@ from .errors import (BadRequestError, DaemonNotRunningError, DepotError, NotSeal
                      ObjectMissingError, PermissionDeniedError, ProtocolError, ResourceLimitError, StoreFormatError,
                      StoreFullError, StoreNotFoundError, VersionMismatchError, ViewReleasedError)
 from .ids import ObjectId
+from .pickling import ObjectFormatError
 from .objects import ObjectInfo, ObjectView, ObjectWriter, StoreStats
 
 PROTOCOL_VERSION = (VERSION_MAJOR, VERSION_MINOR)
 
 __all__ = [
     "BadRequestError", "Client", "DaemonNotRunningError", "DepotError", "NotSealedError", "ObjectExistsError",
-    "ObjectId", "ObjectInfo", "ObjectMissingError", "ObjectView", "ObjectWriter", "PROTOCOL_VERSION",
-    "PermissionDeniedError", "ProtocolError", "ResourceLimitError", "StoreFormatError", "StoreFullError",
+    "ObjectFormatError", "ObjectId", "ObjectInfo", "ObjectMissingError", "ObjectView", "ObjectWriter",
+    "PROTOCOL_VERSION", "PermissionDeniedError", "ProtocolError", "ResourceLimitError", "StoreFormatError", "StoreFullError",
     "StoreNotFoundError", "StoreStats", "VersionMismatchError", "ViewReleasedError", "connect",
     "decode_array_metadata", "default_directory", "encode_array_metadata", "is_array_metadata",
 ]

@@ -413,6 +413,18 @@ class Client:
         from .arrays import get_array
         return get_array(self, oid, timeout)
 
+    def put_object(self, oid, obj, metadata=b"", evict=True):
+        """Stores any picklable object (pickle protocol 5); its large buffers go straight into shared memory
+        (see depot.pickling)."""
+        from .pickling import put_object
+        put_object(self, oid, obj, metadata, evict)
+
+    def get_object(self, oid, timeout=None):
+        """The object put_object stored, its large buffers read-only views of shared memory (no copy), pinned
+        until the last of them is collected (see depot.pickling)."""
+        from .pickling import get_object
+        return get_object(self, oid, timeout)
+
     # ---- called by views and writers --------------------------------------------------------------------
 
     def _seal(self, oid):

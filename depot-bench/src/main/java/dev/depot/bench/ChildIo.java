@@ -40,16 +40,6 @@ final class ChildIo {
         return m;
     }
 
-    /** Parses {@link LatencyHistogram#summary()}: count, p50, p99, p999, max, mean. */
-    static double[] summary(String text) {
-        String[] parts = text.split(",");
-        double[] out = new double[parts.length];
-        for (int i = 0; i < parts.length; i++) {
-            out[i] = Double.parseDouble(parts[i]);
-        }
-        return out;
-    }
-
     /** Waits for exactly {@code expected}. */
     void expect(String expected) {
         String line = next();

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Consumer;
+import org.HdrHistogram.Histogram;
 
 /**
  * A second process gets a sealed 1 KiB object (lookup, pin, view, read a byte, release), timed per operation;
@@ -40,8 +41,8 @@ final class GetLatencyBench implements Benchmark {
                 Long.toString(ops), Long.toString(socketOps))) {
                 Map<String, String> r = ChildIo.fields(child.awaitLine("RESULT", 300));
                 child.awaitExit(30);
-                double[] depot = ChildIo.summary(r.get("depot"));
-                double[] socket = ChildIo.summary(r.get("socket"));
+                double[] depot = Latencies.parse(r.get("depot"));
+                double[] socket = Latencies.parse(r.get("socket"));
                 Map<String, Object> figures = latencyFigures(depot);
                 figures.put("timer_overhead_ns", Double.parseDouble(r.get("timer")));
                 Map<String, Object> baseline = latencyFigures(socket);
@@ -70,34 +71,35 @@ final class GetLatencyBench implements Benchmark {
         Path socketPath = Path.of(args[1]);
         long ops = Long.parseLong(args[2]);
         long socketOps = Long.parseLong(args[3]);
-        LatencyHistogram depot = new LatencyHistogram();
+        Histogram depot = Latencies.histogram();
         long sink = 0;
         try (DepotClient client = DepotClient.open(dir)) {
-            sink += gets(client, new LatencyHistogram(), Math.max(50_000, ops / 5));
+            sink += gets(client, Latencies.histogram(), Math.max(50_000, ops / 5));
             sink += gets(client, depot, ops);
         }
-        LatencyHistogram socket = new LatencyHistogram();
+        Histogram socket = Latencies.histogram();
         try (SocketChannel c = UnixSockets.connect(socketPath)) {
-            roundTrips(c, new LatencyHistogram(), Math.max(5_000, socketOps / 10));
+            roundTrips(c, Latencies.histogram(), Math.max(5_000, socketOps / 10));
             roundTrips(c, socket, socketOps);
         }
-        io.say("RESULT depot=" + depot.summary() + " socket=" + socket.summary() + " timer=" + timerOverhead()
+        io.say("RESULT depot=" + Latencies.summary(depot) + " socket=" + Latencies.summary(socket)
+            + " timer=" + timerOverhead()
             + " sink=" + sink);
     }
 
-    private static long gets(DepotClient client, LatencyHistogram h, long ops) {
+    private static long gets(DepotClient client, Histogram h, long ops) {
         long sink = 0;
         for (long i = 0; i < ops; i++) {
             long t0 = System.nanoTime();
             try (ObjectView v = client.get(ID, 0)) {
                 sink += v.data().get(ValueLayout.JAVA_BYTE, 0);
             }
-            h.record(System.nanoTime() - t0);
+            Latencies.record(h, System.nanoTime() - t0);
         }
         return sink;
     }
 
-    private static void roundTrips(SocketChannel c, LatencyHistogram h, long ops) throws Exception {
+    private static void roundTrips(SocketChannel c, Histogram h, long ops) throws Exception {
         ByteBuffer buf = ByteBuffer.allocateDirect(UnixSockets.ECHO_LENGTH);
         for (long i = 0; i < ops; i++) {
             long t0 = System.nanoTime();
@@ -106,17 +108,17 @@ final class GetLatencyBench implements Benchmark {
             UnixSockets.writeFully(c, buf);
             buf.clear();
             UnixSockets.readFully(c, buf);
-            h.record(System.nanoTime() - t0);
+            Latencies.record(h, System.nanoTime() - t0);
         }
     }
 
     /** Median cost of two back-to-back {@code System.nanoTime()} calls: included in every per-op figure. */
     static long timerOverhead() {
-        LatencyHistogram h = new LatencyHistogram();
+        Histogram h = Latencies.histogram();
         for (int i = 0; i < 200_000; i++) {
             long t0 = System.nanoTime();
-            h.record(System.nanoTime() - t0);
+            Latencies.record(h, System.nanoTime() - t0);
         }
-        return h.percentile(0.5);
+        return h.getValueAtPercentile(50);
     }
 }

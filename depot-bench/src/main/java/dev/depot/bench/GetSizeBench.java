@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import org.HdrHistogram.Histogram;
 
 /**
  * Get time (get, read the first and last byte, release) for 1 KiB..1 GiB objects through a client of its own:
@@ -51,16 +52,16 @@ final class GetSizeBench implements Benchmark {
             long smallest = 0;
             for (long size : sizes) {
                 ObjectId id = idOf(size);
-                LatencyHistogram h = getTimes(reader, id, gets);
+                Histogram h = getTimes(reader, id, gets);
                 long copyNanos = copyTime(reader, id, arena, size);
-                long p50 = h.percentile(0.5);
+                long p50 = h.getValueAtPercentile(50);
                 if (smallest == 0) {
                     smallest = p50;
                 }
                 Map<String, Object> figures = new LinkedHashMap<>();
                 figures.put("size_bytes", size);
                 figures.put("p50_ns", p50);
-                figures.put("p99_ns", h.percentile(0.99));
+                figures.put("p99_ns", h.getValueAtPercentile(99));
                 figures.put("gets", gets);
                 Map<String, Object> baseline = new LinkedHashMap<>();
                 baseline.put("kind", "copy of the object into touched memory (a copying get)");
@@ -75,8 +76,8 @@ final class GetSizeBench implements Benchmark {
         return ObjectId.of("depot-bench/get-size/" + size);
     }
 
-    private static LatencyHistogram getTimes(DepotClient client, ObjectId id, int gets) {
-        LatencyHistogram h = new LatencyHistogram();
+    private static Histogram getTimes(DepotClient client, ObjectId id, int gets) {
+        Histogram h = Latencies.histogram();
         long sink = 0;
         for (int i = 0; i < gets; i++) {
             long t0 = System.nanoTime();
@@ -84,7 +85,7 @@ final class GetSizeBench implements Benchmark {
                 MemorySegment d = v.data();
                 sink += d.get(ValueLayout.JAVA_BYTE, 0) + d.get(ValueLayout.JAVA_BYTE, d.byteSize() - 1);
             }
-            h.record(System.nanoTime() - t0);
+            Latencies.record(h, System.nanoTime() - t0);
         }
         if (sink == 42) {
             System.err.print("");
@@ -96,14 +97,14 @@ final class GetSizeBench implements Benchmark {
     private static long copyTime(DepotClient client, ObjectId id, Arena arena, long size) {
         MemorySegment dst = arena.allocate(size, 64);
         int reps = Math.clamp(4 * Units.GIB / size, 5, 2001);
-        LatencyHistogram h = new LatencyHistogram();
+        Histogram h = Latencies.histogram();
         try (ObjectView v = client.get(id, 0)) {
             for (int r = 0; r < reps; r++) {
                 long t0 = System.nanoTime();
                 MemorySegment.copy(v.data(), 0, dst, 0, size);
-                h.record(System.nanoTime() - t0);
+                Latencies.record(h, System.nanoTime() - t0);
             }
         }
-        return h.percentile(0.5);
+        return h.getValueAtPercentile(50);
     }
 }

@@ -70,7 +70,7 @@ final class Pipeline {
             Stats s = drive(producers, consumers, plan, progress);
             double create = 0;
             for (Child p : producers) {
-                create += ChildIo.summary(ChildIo.fields(p.awaitLine("RESULT", 60)).get("create"))[1] / plan.pairs;
+                create += Latencies.parse(ChildIo.fields(p.awaitLine("RESULT", 60)).get("create"))[1] / plan.pairs;
             }
             awaitExits(producers, consumers);
             return new Stats(s.handoffP50 + create, s.handoffP99 + create, s.objectsPerSecond, s.gibPerSecond,
@@ -132,7 +132,7 @@ final class Pipeline {
         long slowest = 0;
         for (Child c : consumers) {
             Map<String, String> r = ChildIo.fields(linesUntil(c, "RESULT", progress, consumed));
-            double[] h = ChildIo.summary(r.get("handoff"));
+            double[] h = Latencies.parse(r.get("handoff"));
             p50 += h[1] / consumers.size();
             p99 = Math.max(p99, h[2]);
             slowest = Math.max(slowest, Long.parseLong(r.get("nanos")));

@@ -9,6 +9,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.concurrent.locks.LockSupport;
+import org.HdrHistogram.Histogram;
 
 /**
  * The child side of {@link Pipeline} through a Depot store: the producer creates each array in shared memory,
@@ -30,7 +31,7 @@ final class PipelineDepotRoles {
     }
 
     static void producer(Path dir, String pair, Pipeline.Plan plan, ChildIo io) {
-        LatencyHistogram create = new LatencyHistogram();
+        Histogram create = Latencies.histogram();
         try (DepotClient client = DepotClient.open(dir)) {
             int lock = plan.warm() + plan.lockstep();
             for (int i = 0; i < lock + plan.free(); i++) {
@@ -41,7 +42,7 @@ final class PipelineDepotRoles {
                 long t0 = System.nanoTime();
                 try (ObjectWriter w = createWhenRoom(client, dataId(pair, i < lock ? "l" : "f", i), plan.size())) {
                     if (i >= plan.warm() && i < lock) {
-                        create.record(System.nanoTime() - t0);
+                        Latencies.record(create, System.nanoTime() - t0);
                     }
                     MemorySegment d = w.data();
                     MemorySegment body = d.asSlice(Long.BYTES);
@@ -58,7 +59,7 @@ final class PipelineDepotRoles {
                 }
             }
         }
-        io.say("RESULT create=" + create.summary());
+        io.say("RESULT create=" + Latencies.summary(create));
     }
 
     /** Creates without evicting: objects not yet consumed must stay; waits while the store is full. */
@@ -77,7 +78,7 @@ final class PipelineDepotRoles {
     }
 
     static void consumer(Path dir, String pair, Pipeline.Plan plan, ChildIo io) {
-        LatencyHistogram handoff = new LatencyHistogram();
+        Histogram handoff = Latencies.histogram();
         long start = 0;
         try (DepotClient client = DepotClient.open(dir)) {
             int lock = plan.warm() + plan.lockstep();
@@ -92,7 +93,7 @@ final class PipelineDepotRoles {
                     long now = System.nanoTime();
                     MemorySegment d = v.data();
                     if (i >= plan.warm() && i < lock) {
-                        handoff.record(now - d.get(ValueLayout.JAVA_LONG, 0));
+                        Latencies.record(handoff, now - d.get(ValueLayout.JAVA_LONG, 0));
                     }
                     MemorySegment body = d.asSlice(Long.BYTES);
                     int n = (int) plan.doubles();
@@ -109,6 +110,6 @@ final class PipelineDepotRoles {
                 io.say("GOT " + i);
             }
         }
-        io.say("RESULT handoff=" + handoff.summary() + " nanos=" + (System.nanoTime() - start));
+        io.say("RESULT handoff=" + Latencies.summary(handoff) + " nanos=" + (System.nanoTime() - start));
     }
 }

@@ -9,6 +9,7 @@ import java.nio.ByteOrder;
 import java.nio.DoubleBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import org.HdrHistogram.Histogram;
 
 /**
  * The child side of {@link Pipeline}'s baseline: the producer fills a {@code double[]}, serializes it (after the
@@ -51,7 +52,7 @@ final class PipelineTcpRoles {
     }
 
     static void consumer(Pipeline.Plan plan, ChildIo io) throws IOException {
-        LatencyHistogram handoff = new LatencyHistogram();
+        Histogram handoff = Latencies.histogram();
         long start = 0;
         try (ServerSocketChannel server = ServerSocketChannel.open()) {
             server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
@@ -76,7 +77,7 @@ final class PipelineTcpRoles {
                     body.get(array);
                     long now = System.nanoTime();
                     if (i >= plan.warm() && i < lock) {
-                        handoff.record(now - message.getLong(0));
+                        Latencies.record(handoff, now - message.getLong(0));
                     }
                     double sum = 0;
                     for (double v : array) {
@@ -91,6 +92,6 @@ final class PipelineTcpRoles {
                 }
             }
         }
-        io.say("RESULT handoff=" + handoff.summary() + " nanos=" + (System.nanoTime() - start));
+        io.say("RESULT handoff=" + Latencies.summary(handoff) + " nanos=" + (System.nanoTime() - start));
     }
 }

@@ -1,5 +1,13 @@
 package dev.depot.bench;
 
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializerProvider;
+import com.fasterxml.jackson.databind.module.SimpleModule;
+import com.fasterxml.jackson.databind.ser.std.StdSerializer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -17,6 +25,9 @@ import java.util.Map;
  */
 record Result(String name, String label, Map<String, Object> figures, Map<String, Object> baseline, double ratio,
               String target, boolean met) {
+    /** Doubles go out with four significant digits and no exponent ({@link Units#round}); NaN and infinities as null. */
+    private static final ObjectMapper JSON = new ObjectMapper().registerModule(
+        new SimpleModule("depot-bench").addSerializer(Double.class, new RoundedDoubleSerializer()));
 
     /** One JSON object, no newline. */
     String toJson() {
@@ -28,7 +39,11 @@ record Result(String name, String label, Map<String, Object> figures, Map<String
         m.put("ratio", ratio);
         m.put("target", target);
         m.put("met", met);
-        return Json.write(m);
+        try {
+            return JSON.writeValueAsString(m);
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** Figures as {@code key=value} pairs for the human table. */
@@ -41,5 +56,20 @@ record Result(String name, String label, Map<String, Object> figures, Map<String
             b.append(e.getKey()).append('=').append(Units.plain(e.getValue()));
         }
         return b.toString();
+    }
+
+    private static final class RoundedDoubleSerializer extends StdSerializer<Double> {
+        RoundedDoubleSerializer() {
+            super(Double.class);
+        }
+
+        @Override
+        public void serialize(Double d, JsonGenerator gen, SerializerProvider provider) throws IOException {
+            if (Double.isFinite(d)) {
+                gen.writeNumber(Units.round(d));
+            } else {
+                gen.writeNull();
+            }
+        }
     }
 }

@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
+import org.HdrHistogram.Histogram;
 
 /**
  * Process B blocks in {@code get(id, timeout)}; the driver (process A) writes {@code System.nanoTime()} (CLOCK_MONOTONIC,
@@ -70,8 +71,8 @@ final class WakeBench implements Benchmark {
                 }
                 Map<String, String> r = ChildIo.fields(b.awaitLine("RESULT", 60));
                 b.awaitExit(30);
-                double[] d = ChildIo.summary(r.get("depot"));
-                double[] s = ChildIo.summary(r.get("socket"));
+                double[] d = Latencies.parse(r.get("depot"));
+                double[] s = Latencies.parse(r.get("socket"));
                 Map<String, Object> figures = GetLatencyBench.latencyFigures(d);
                 Map<String, Object> baseline = GetLatencyBench.latencyFigures(s);
                 baseline.put("kind", "blocked read on a UNIX domain socket, woken by an 8-byte write");
@@ -88,7 +89,7 @@ final class WakeBench implements Benchmark {
     /** Child (process B): {@code DIR SOCKET COUNT}. */
     static void child(String[] args, ChildIo io) throws IOException {
         int count = Integer.parseInt(args[2]);
-        LatencyHistogram depot = new LatencyHistogram();
+        Histogram depot = Latencies.histogram();
         try (DepotClient client = DepotClient.open(Path.of(args[0]))) {
             for (int i = 0; i < count; i++) {
                 ObjectId id = idOf(i);
@@ -96,13 +97,13 @@ final class WakeBench implements Benchmark {
                 try (ObjectView v = client.get(id, 30_000)) {
                     long now = System.nanoTime();
                     if (i >= WARM) {
-                        depot.record(now - v.data().get(ValueLayout.JAVA_LONG, 0));
+                        Latencies.record(depot, now - v.data().get(ValueLayout.JAVA_LONG, 0));
                     }
                 }
                 client.delete(id);
             }
         }
-        LatencyHistogram socket = new LatencyHistogram();
+        Histogram socket = Latencies.histogram();
         try (SocketChannel c = UnixSockets.connect(Path.of(args[1]))) {
             io.say("SCONNECTED");
             ByteBuffer stamp = ByteBuffer.allocateDirect(Long.BYTES);
@@ -112,10 +113,10 @@ final class WakeBench implements Benchmark {
                 UnixSockets.readFully(c, stamp);
                 long now = System.nanoTime();
                 if (i >= WARM) {
-                    socket.record(now - stamp.getLong(0));
+                    Latencies.record(socket, now - stamp.getLong(0));
                 }
             }
         }
-        io.say("RESULT depot=" + depot.summary() + " socket=" + socket.summary());
+        io.say("RESULT depot=" + Latencies.summary(depot) + " socket=" + Latencies.summary(socket));
     }
 }

@@ -1,5 +1,6 @@
 package dev.depot.cli;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectInfo;
 import java.io.PrintStream;
@@ -72,19 +73,18 @@ final class LsCommand implements Command {
     }
 
     private static void printJson(PrintStream out, List<ObjectInfo> objects) {
-        JsonWriter json = new JsonWriter(true).beginArray();
+        ArrayNode json = Json.array();
         for (ObjectInfo o : objects) {
-            json.beginObject()
-                .name("id").value(o.id().toHex())
-                .name("size_bytes").value(o.dataSize())
-                .name("metadata_bytes").value(o.metadataSize())
-                .name("state").value(state(o))
-                .name("pins").value(o.pinCount())
-                .name("created").value(o.created().toString())
-                .name("last_access").value(o.lastAccess().toString())
-                .endObject();
+            json.addObject()
+                .put("id", o.id().toHex())
+                .put("size_bytes", o.dataSize())
+                .put("metadata_bytes", o.metadataSize())
+                .put("state", state(o))
+                .put("pins", o.pinCount())
+                .put("created", o.created().toString())
+                .put("last_access", o.lastAccess().toString());
         }
-        out.println(json.endArray());
+        out.println(Json.lines(json));
     }
 
     private static String state(ObjectInfo o) {

@@ -79,6 +79,10 @@ final class PutCommand implements Command {
                 putStream(depot, id, metadata, options, ctx.in());
             } else {
                 Path path = Path.of(file);
+                if (Files.isDirectory(path)) {
+                    throw new DepotException(path + " is a directory; `depot put` stores one file (or stdin, -) as"
+                        + " one object: put each file of it separately");
+                }
                 if (Files.isRegularFile(path)) {
                     putFile(depot, id, metadata, options, path);
                 } else {

@@ -1,9 +1,13 @@
 package dev.depot.cli;
 
+import dev.depot.core.store.StoreLayout;
 import dev.depot.errors.DepotException;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
+import dev.depot.server.metrics.DepotMetrics;
+import dev.depot.server.metrics.MetricsServer;
 import java.io.PrintStream;
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -26,7 +30,7 @@ final class ServeCommand implements Command {
 
     @Override
     public String synopsis() {
-        return "[--capacity SIZE] [--max-clients N] [--max-objects N]";
+        return "[--capacity SIZE] [--max-clients N] [--max-objects N] [--metrics HOST:PORT]";
     }
 
     @Override
@@ -41,6 +45,8 @@ final class ServeCommand implements Command {
             store keeps its own (remove the directory to change them). Prints one line on stdout when ready,
             `depot: serving DIR (capacity SIZE)`, logs to stderr, and exits 0 after a clean shutdown on
             SIGTERM or SIGINT. Exit status 1 when another daemon serves the store already.
+            --metrics logs `depot: metrics at http://HOST:PORT/metrics` on stderr; the metric names are listed
+            in docs/CLI.md.
             """;
     }
 
@@ -51,12 +57,16 @@ final class ServeCommand implements Command {
             new Args.Option("--max-clients", null, "N", "processes that may use the store at once, 2..65535 (default "
                 + ServerConfig.defaults().maxClients() + ")"),
             new Args.Option("--max-objects", null, "N", "objects the store can hold (default: 3 per 64 KiB of capacity, "
-                + "at least 3072)"));
+                + "at least 3072)"),
+            new Args.Option("--metrics", null, "HOST:PORT", "serve Prometheus metrics at http://HOST:PORT/metrics "
+                + "(off by default; PORT alone: 127.0.0.1)"));
     }
 
     @Override
     public int run(Context ctx) throws InterruptedException {
         ServerConfig config = config(ctx.dir(), ctx.args());
+        InetSocketAddress metricsAddress = ctx.args().has("--metrics")
+            ? MetricsAddress.parse(ctx.args().value("--metrics")) : null;
         int running = DepotServer.liveDaemonPid(ctx.dir());
         if (running > 0) {
             throw new DepotException("a daemon (pid " + running + ") already serves the store at " + ctx.dir()
@@ -64,11 +74,24 @@ final class ServeCommand implements Command {
         }
         PrintStream err = ctx.err();
         DepotServer server = DepotServer.start(config, msg -> err.println("depot: " + Main.oneLine(msg)));
+        MetricsServer metrics;
+        try {
+            metrics = metricsAddress == null ? null : MetricsServer.start(metricsAddress, DepotMetrics.sourceOf(server));
+        } catch (RuntimeException e) {
+            server.close();
+            throw e;
+        }
+        if (metrics != null) {
+            err.println("depot: metrics at " + metrics.url());
+        }
         long capacity = server.client().stats().capacityBytes();
         CountDownLatch stopped = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
             int status = 0;
             try {
+                if (metrics != null) {
+                    metrics.close();
+                }
                 server.close();
                 err.println("depot: stopped serving " + ctx.dir());
             } catch (RuntimeException e) {
@@ -90,6 +113,9 @@ final class ServeCommand implements Command {
         } catch (InterruptedException e) {
             // stopped from inside this JVM (an embedding program): stop serving without the hook
             Runtime.getRuntime().removeShutdownHook(hook);
+            if (metrics != null) {
+                metrics.close();
+            }
             server.close();
             throw e;
         }
@@ -98,11 +124,17 @@ final class ServeCommand implements Command {
 
     static ServerConfig config(Path dir, Args args) {
         ServerConfig config = ServerConfig.defaults().withDirectory(dir);
-        long capacity = args.size("--capacity", ServerConfig.DEFAULT_CAPACITY);
-        if (capacity < 4096) {
-            throw new Args.UsageException("--capacity must be at least 4k, got " + args.value("--capacity"));
+        if (args.has("--capacity")) {
+            long capacity = args.size("--capacity", ServerConfig.DEFAULT_CAPACITY);
+            if (capacity < StoreLayout.MIN_CAPACITY) {
+                throw new Args.UsageException("--capacity must be at least 4k, got " + args.value("--capacity"));
+            }
+            if (capacity > StoreLayout.MAX_CAPACITY) {
+                throw new Args.UsageException("--capacity " + args.value("--capacity") + " is too large (at most "
+                    + Size.format(StoreLayout.MAX_CAPACITY) + ")");
+            }
+            config = config.withCapacity(capacity);
         }
-        config = config.withCapacity(capacity);
         if (args.has("--max-clients")) {
             long clients = args.number("--max-clients", 0);
             if (clients < 2 || clients > 65535) {

@@ -1,5 +1,6 @@
 package dev.depot.cli;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.depot.client.DepotClient;
 import dev.depot.client.StoreStats;
 import java.io.PrintStream;
@@ -56,23 +57,23 @@ final class StatCommand implements Command {
     }
 
     static String json(Path dir, StoreStats s) {
-        return new JsonWriter().beginObject()
-            .name("directory").value(dir.toString())
-            .name("capacity_bytes").value(s.capacityBytes())
-            .name("used_bytes").value(s.usedBytes())
-            .name("free_bytes").value(s.freeBytes())
-            .name("pinned_bytes").value(s.pinnedBytes())
-            .name("unsealed_bytes").value(s.unsealedBytes())
-            .name("largest_free_block").value(s.largestFreeBlock())
-            .name("fragmentation").value(s.fragmentation())
-            .name("object_count").value(s.objectCount())
-            .name("sealed_count").value(s.sealedCount())
-            .name("max_objects").value(s.maxObjects())
-            .name("client_count").value(s.clientCount())
-            .name("eviction_count").value(s.evictionCount())
-            .name("evicted_bytes").value(s.evictedBytes())
-            .name("daemon_pid").value(s.daemonPid())
-            .endObject().toString();
+        ObjectNode json = Json.object()
+            .put("directory", dir.toString())
+            .put("capacity_bytes", s.capacityBytes())
+            .put("used_bytes", s.usedBytes())
+            .put("free_bytes", s.freeBytes())
+            .put("pinned_bytes", s.pinnedBytes())
+            .put("unsealed_bytes", s.unsealedBytes())
+            .put("largest_free_block", s.largestFreeBlock());
+        Json.putFinite(json, "fragmentation", s.fragmentation())
+            .put("object_count", s.objectCount())
+            .put("sealed_count", s.sealedCount())
+            .put("max_objects", s.maxObjects())
+            .put("client_count", s.clientCount())
+            .put("eviction_count", s.evictionCount())
+            .put("evicted_bytes", s.evictedBytes())
+            .put("daemon_pid", s.daemonPid());
+        return Json.compact(json);
     }
 
     private static void printSummary(PrintStream out, Path dir, StoreStats s) {

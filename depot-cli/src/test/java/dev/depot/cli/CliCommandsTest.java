@@ -2,6 +2,7 @@ package dev.depot.cli;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.depot.client.DepotClient;
@@ -112,7 +113,7 @@ class CliCommandsTest {
         String id = put("hello".getBytes(StandardCharsets.UTF_8), "--name", "greeting", "--meta", "lang=en");
         assertEquals(ObjectId.of("greeting").toHex(), id);
         assertEquals("hello", depot.run("get", "--name", "greeting").stdout());
-        Map<String, Object> info = JsonParser.parseArrayOfObjects(depot.run("ls", "--json").stdout()).getFirst();
+        Map<String, Object> info = JsonText.parseArrayOfObjects(depot.run("ls", "--json").stdout()).getFirst();
         assertEquals(7L, info.get("metadata_bytes"));
     }
 
@@ -129,7 +130,7 @@ class CliCommandsTest {
         String b = put(new byte[2000]);
         CliRunner.Result r = depot.run("ls", "--json");
         assertEquals(0, r.status(), r::toString);
-        List<Map<String, Object>> objects = JsonParser.parseArrayOfObjects(r.stdout());
+        List<Map<String, Object>> objects = JsonText.parseArrayOfObjects(r.stdout());
         assertEquals(2, objects.size());
         for (Map<String, Object> o : objects) {
             assertEquals(List.of("id", "size_bytes", "metadata_bytes", "state", "pins", "created", "last_access"),
@@ -144,7 +145,7 @@ class CliCommandsTest {
 
     @Test
     void shouldListAnEmptyStoreAsAnEmptyArray() {
-        assertEquals(List.of(), JsonParser.parse(depot.run("ls", "--json").stdout()));
+        assertEquals(List.of(), JsonText.parse(depot.run("ls", "--json").stdout()));
     }
 
     @Test
@@ -165,7 +166,7 @@ class CliCommandsTest {
         CliRunner.Result r = depot.run("stat", "--json");
         assertEquals(0, r.status(), r::toString);
         assertEquals(1, r.stdout().strip().lines().count());
-        Map<String, Object> s = JsonParser.parseObject(r.stdout());
+        Map<String, Object> s = JsonText.parseObject(r.stdout());
         for (String key : List.of("capacity_bytes", "used_bytes", "free_bytes", "pinned_bytes", "object_count",
             "client_count", "eviction_count", "unsealed_bytes", "largest_free_block", "fragmentation", "daemon_pid",
             "sealed_count", "max_objects", "evicted_bytes", "directory")) {
@@ -193,7 +194,7 @@ class CliCommandsTest {
         CliRunner.Result r = depot.run("rm", a, "--name", "b");
         assertEquals(0, r.status(), r::toString);
         assertEquals(3, depot.run("get", a).status());
-        assertEquals(List.of(), JsonParser.parse(depot.run("ls", "--json").stdout()));
+        assertEquals(List.of(), JsonText.parse(depot.run("ls", "--json").stdout()));
     }
 
     @Test
@@ -215,7 +216,7 @@ class CliCommandsTest {
         assertTrue(r.stdout().matches("evicted \\d+ bytes \\(.*\\)\\R"), r::toString);
         long freed = Long.parseLong(r.stdout().split(" ")[1]);
         assertTrue(freed >= 64 << 10, r::toString);
-        Map<String, Object> s = JsonParser.parseObject(depot.run("stat", "--json").stdout());
+        Map<String, Object> s = JsonText.parseObject(depot.run("stat", "--json").stdout());
         assertEquals(1L, s.get("object_count"));
         assertTrue((Long) s.get("eviction_count") >= 1, s::toString);
     }
@@ -235,9 +236,9 @@ class CliCommandsTest {
         String id = put(new byte[4096]);
         try (DepotClient client = DepotClient.open(temp.dir());
              ObjectView view = client.get(ObjectId.fromHex(id), 0)) {
-            Map<String, Object> info = JsonParser.parseArrayOfObjects(depot.run("ls", "--json").stdout()).getFirst();
+            Map<String, Object> info = JsonText.parseArrayOfObjects(depot.run("ls", "--json").stdout()).getFirst();
             assertEquals(1L, info.get("pins"));
-            Map<String, Object> s = JsonParser.parseObject(depot.run("stat", "--json").stdout());
+            Map<String, Object> s = JsonText.parseObject(depot.run("stat", "--json").stdout());
             assertEquals(view.size(), s.get("pinned_bytes"));
         }
     }
@@ -307,9 +308,9 @@ class CliCommandsTest {
         put(new byte[5]);
         CliRunner.Result r = CliRunner.runExactly(new byte[0], "stat", "--json", "--dir", temp.dir().toString());
         assertEquals(0, r.status(), r::toString);
-        assertEquals(1L, JsonParser.parseObject(r.stdout()).get("object_count"));
+        assertEquals(1L, JsonText.parseObject(r.stdout()).get("object_count"));
         CliRunner.Result eq = CliRunner.runExactly(new byte[0], "--dir=" + temp.dir(), "ls", "--json");
-        assertEquals(1, JsonParser.parseArrayOfObjects(eq.stdout()).size(), eq::toString);
+        assertEquals(1, JsonText.parseArrayOfObjects(eq.stdout()).size(), eq::toString);
     }
 
     @Test
@@ -364,5 +365,57 @@ class CliCommandsTest {
         assertEquals(1, r.status(), r::toString);
         assertTrue(r.stderr().startsWith("depot: a daemon (pid " + ProcessHandle.current().pid() + ") already serves"),
             r::toString);
+    }
+
+    @Test
+    void shouldCallACapacityBeyondTheLimitTooLargeInsteadOfOverflowing() {
+        CliRunner.Result r = depot.run("serve", "--capacity", "9223372036854775807");
+        assertEquals(2, r.status(), r::toString);
+        assertTrue(r.stderr().startsWith("depot: --capacity 9223372036854775807 is too large (at most 1.0 EiB)"),
+            r::toString);
+        assertTrue(!r.stderr().contains("-9"), r::toString);
+    }
+
+    @Test
+    void shouldSayThatADirectoryCannotBePut() throws IOException {
+        Path dir = Files.createDirectory(files.resolve("a-dir"));
+        CliRunner.Result r = depot.run("put", dir.toString());
+        assertEquals(1, r.status(), r::toString);
+        assertTrue(r.stderr().startsWith("depot: " + dir + " is a directory; `depot put` stores one file"), r::toString);
+    }
+
+    @Test
+    void shouldWaitForeverForATimeoutTooLargeToRepresent() throws Exception {
+        var result = new java.util.concurrent.CompletableFuture<CliRunner.Result>();
+        Thread getter = Thread.ofPlatform().start(() -> result.complete(
+            depot.run("get", "--name", "later", "--timeout", "9223372036854775807")));
+        try {
+            assertThrows(java.util.concurrent.TimeoutException.class,
+                () -> result.get(300, java.util.concurrent.TimeUnit.MILLISECONDS), "returned at once");
+        } finally {
+            put("late".getBytes(StandardCharsets.UTF_8), "--name", "later");
+            getter.join(10_000);
+        }
+        CliRunner.Result r = result.getNow(null);
+        assertEquals(0, r.status(), r::toString);
+        assertEquals("late", r.stdout());
+    }
+
+    @Test
+    void shouldRefuseAStoreDirectoryOthersCanEnterAndSayANonDirectoryIsNotOne() throws IOException {
+        try (TempStore open = new TempStore()) {
+            Files.createDirectory(open.dir());
+            Files.setPosixFilePermissions(open.dir(), java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+            for (String cmd : List.of("serve", "stat", "doctor")) {
+                CliRunner.Result r = new CliRunner(open.dir()).run(cmd);
+                assertEquals(1, r.status(), r::toString);
+                assertTrue(r.stderr().startsWith("depot: the store directory " + open.dir() + " (owner "), r::toString);
+                assertTrue(r.stderr().contains("has mode 0777"), r::toString);
+            }
+        }
+        Path plain = Files.write(files.resolve("plain"), new byte[1]);
+        CliRunner.Result r = new CliRunner(plain).run("serve");
+        assertEquals(1, r.status(), r::toString);
+        assertTrue(r.stderr().startsWith("depot: " + plain + " is not a directory"), r::toString);
     }
 }

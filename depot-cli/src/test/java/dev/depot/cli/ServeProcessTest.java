@@ -23,7 +23,7 @@ class ServeProcessTest {
             CliRunner depot = new CliRunner(temp.dir());
             CliRunner.Result put = depot.runWithInput("data".getBytes(StandardCharsets.UTF_8), "put", "--name", "x");
             assertEquals(0, put.status(), put::toString);
-            Map<String, Object> stats = JsonParser.parseObject(depot.run("stat", "--json").stdout());
+            Map<String, Object> stats = JsonText.parseObject(depot.run("stat", "--json").stdout());
             assertEquals(daemon.pid(), stats.get("daemon_pid"));
             assertEquals(4L << 20, stats.get("capacity_bytes"));
             // 100 objects need 134 slots: the next power of two is 256, of which 3/4 are usable

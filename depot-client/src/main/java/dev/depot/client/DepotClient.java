@@ -5,6 +5,7 @@ import dev.depot.core.index.EntryState;
 import dev.depot.core.store.ObjectEntry;
 import dev.depot.core.store.Pin;
 import dev.depot.core.store.Store;
+import dev.depot.core.store.Timeouts;
 import dev.depot.errors.DepotException;
 import dev.depot.errors.ObjectMissingException;
 import java.io.IOException;
@@ -54,6 +55,12 @@ public final class DepotClient implements AutoCloseable {
     private final Store store;
     private final Set<ObjectWriter> openWriters = ConcurrentHashMap.newKeySet();
     private final AtomicInteger openViews = new AtomicInteger();
+    /**
+     * The client's own hold on the mapping plus one per view that {@linkplain ObjectView#holdMapping holds it}:
+     * whoever takes it to zero unregisters and unmaps, so memory handed to libraries that free it later (Arrow
+     * buffers) is never unmapped under them, even when the client is closed first.
+     */
+    private final AtomicInteger mappingHolds = new AtomicInteger(1);
     private volatile boolean closed;
 
     private final AutoCloseable owner;
@@ -144,8 +151,8 @@ public final class DepotClient implements AutoCloseable {
     }
 
     /**
-     * Gets a sealed object, waiting up to {@code timeoutMillis} for it to be sealed (0: do not wait; negative:
-     * wait forever). Lock-free and socket-free when the object is there; waits on a futex otherwise.
+     * Gets a sealed object, waiting up to {@code timeoutMillis} for it to be sealed (0: do not wait; negative, or
+     * too large to count in nanoseconds, as {@code Long.MAX_VALUE}: wait forever). Lock-free and socket-free when the object is there; waits on a futex otherwise.
      *
      * @throws ObjectMissingException when it is not sealed within the timeout
      */
@@ -160,7 +167,13 @@ public final class DepotClient implements AutoCloseable {
 
     /** As {@link #get(ObjectId, long)}. */
     public ObjectView get(ObjectId id, Duration timeout) {
-        return get(id, timeout.toMillis());
+        long millis;
+        try {
+            millis = timeout.toMillis();
+        } catch (ArithmeticException tooLong) {
+            millis = timeout.isNegative() ? -1 : Long.MAX_VALUE;  // both mean forever
+        }
+        return get(id, millis);
     }
 
     /** As {@link #get(ObjectId, long)} but returns null when the object is missing after the timeout. */
@@ -171,7 +184,7 @@ public final class DepotClient implements AutoCloseable {
             return pin == null ? null : view(id, pin);
         }
         long start = System.nanoTime();
-        long deadline = start + timeoutMillis * 1_000_000L;
+        long timeoutNanos = Timeouts.nanosOf(timeoutMillis);
         while (true) {
             // Read the futex word before looking: a seal after the look bumps it, so the wait below cannot miss it.
             int sequence = store.sealSequence(id.w0(), id.w1());
@@ -180,8 +193,8 @@ public final class DepotClient implements AutoCloseable {
                 return view(id, pin);
             }
             long now = System.nanoTime();
-            long remaining = timeoutMillis < 0 ? -1 : deadline - now;
-            if (timeoutMillis > 0 && remaining <= 0) {
+            long remaining = Timeouts.remainingNanos(timeoutNanos, start, now);
+            if (remaining == 0) {
                 return null;
             }
             if (now - start < SPIN_BEFORE_SLEEP_NANOS) {
@@ -202,12 +215,12 @@ public final class DepotClient implements AutoCloseable {
      * entry per id, in order; an object still missing at the end is a {@code null} entry.
      */
     public List<ObjectView> get(List<ObjectId> ids, long timeoutMillis) {
-        long deadline = timeoutMillis > 0 ? System.nanoTime() + timeoutMillis * 1_000_000L : 0;
+        long start = System.nanoTime();
+        long timeoutNanos = Timeouts.nanosOf(timeoutMillis);
         List<ObjectView> out = new ArrayList<>(ids.size());
         try {
             for (ObjectId id : ids) {
-                long left = timeoutMillis <= 0 ? timeoutMillis
-                    : Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
+                long left = timeoutMillis == 0 ? 0 : Timeouts.remainingMillis(timeoutNanos, start, System.nanoTime());
                 out.add(tryGet(id, left));
             }
         } catch (RuntimeException e) {
@@ -299,6 +312,26 @@ public final class DepotClient implements AutoCloseable {
         openWriters.remove(w);
     }
 
+    /** Called by {@link ObjectView#holdMapping}: the view is no longer counted as a leak at close. */
+    void holdMapping() {
+        while (true) {
+            int holds = mappingHolds.get();
+            if (holds == 0 || closed) {
+                throw new IllegalStateException("this Depot client is closed");
+            }
+            if (mappingHolds.compareAndSet(holds, holds + 1)) {
+                openViews.decrementAndGet();
+                return;
+            }
+        }
+    }
+
+    /** Releases the pin of a view that held the mapping, then its hold: the store stays mapped until both. */
+    void releaseHeld(Pin pin) {
+        store.unpin(pin);
+        dropMappingHold();
+    }
+
     void release(ObjectView view, Pin pin) {
         if (!closed) {
             openViews.decrementAndGet();
@@ -326,7 +359,9 @@ public final class DepotClient implements AutoCloseable {
 
     /**
      * Closes the client: unsealed writers are aborted, pins released, the store unmapped. Views and writers
-     * still open are a leak in the caller's code and are reported on stderr.
+     * still open are a leak in the caller's code and are reported on stderr. Views that
+     * {@linkplain ObjectView#holdMapping hold the mapping} are not: they keep their pins and the mapping, and the
+     * last of them to close finishes closing the client.
      */
     @Override
     public void close() {
@@ -340,6 +375,13 @@ public final class DepotClient implements AutoCloseable {
                 + " unsealed writer(s); their pins were released and unsealed objects aborted");
         }
         closed = true;
+        dropMappingHold();
+    }
+
+    private void dropMappingHold() {
+        if (mappingHolds.decrementAndGet() != 0) {
+            return;
+        }
         try (store) {
             if (owner != null) {
                 owner.close();

@@ -16,6 +16,7 @@ public final class ObjectView implements AutoCloseable {
     private final Pin pin;
     private final MemorySegment data;
     private boolean closed;
+    private boolean holdsMapping;
 
     ObjectView(DepotClient client, ObjectId id, Pin pin, MemorySegment data) {
         this.client = client;
@@ -49,14 +50,36 @@ public final class ObjectView implements AutoCloseable {
         return client.metadataOf(pin).toArray(ValueLayout.JAVA_BYTE);
     }
 
-    /** Releases the pin. */
+    /**
+     * Makes this view outlive its client: closing the client no longer releases this view's pin nor unmaps the
+     * store; both happen when this view is closed (the client's close is then finished by the last such view).
+     * For memory handed to a library that frees it later, from any thread (Arrow buffers): closing the view is
+     * then that library's job. Harmless when called twice.
+     *
+     * @return this view
+     * @throws IllegalStateException when the view or its client is closed
+     */
+    public ObjectView holdMapping() {
+        checkOpen();
+        if (!holdsMapping) {
+            client.holdMapping();
+            holdsMapping = true;
+        }
+        return this;
+    }
+
+    /** Releases the pin (and, for a view that {@linkplain #holdMapping holds the mapping}, its hold). */
     @Override
     public void close() {
         if (closed) {
             return;
         }
         closed = true;
-        client.release(this, pin);
+        if (holdsMapping) {
+            client.releaseHeld(pin);
+        } else {
+            client.release(this, pin);
+        }
     }
 
     private void checkOpen() {

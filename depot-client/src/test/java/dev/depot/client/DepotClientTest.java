@@ -120,4 +120,36 @@ class DepotClientTest {
         assertNull(views.get(1));
         views.get(0).close();
     }
+
+    @Test
+    void shouldTakeATimeoutTooLargeToRepresentAsForever() throws Exception {
+        for (long huge : new long[] {Long.MAX_VALUE, Long.MAX_VALUE / 1_000_000L + 1}) {
+            ObjectId id = ObjectId.random();
+            var got = new java.util.concurrent.CompletableFuture<Long>();
+            Thread waiter = Thread.ofPlatform().start(() -> {
+                try (ObjectView v = depot.tryGet(id, huge)) {
+                    got.complete(v == null ? -1L : v.size());
+                } catch (Throwable t) {
+                    got.completeExceptionally(t);
+                }
+            });
+            try {
+                // The old arithmetic overflowed and gave up at once; a wait without end is still waiting.
+                assertThrows(java.util.concurrent.TimeoutException.class,
+                    () -> got.get(300, java.util.concurrent.TimeUnit.MILLISECONDS), "timeout " + huge);
+            } finally {
+                depot.put(id, new byte[3]);
+                waiter.join(10_000);
+            }
+            assertEquals(3L, got.getNow(-2L), "timeout " + huge);
+        }
+        ObjectId id = ObjectId.random();
+        depot.put(id, new byte[2]);
+        try (ObjectView v = depot.get(id, java.time.Duration.ofSeconds(Long.MAX_VALUE))) {
+            assertEquals(2, v.size());
+        }
+        try (ObjectView v = depot.get(List.of(id), Long.MAX_VALUE).getFirst()) {
+            assertEquals(2, v.size());
+        }
+    }
 }

@@ -12,6 +12,7 @@ import dev.depot.core.store.StoreFile;
 import dev.depot.core.store.StoreLayout;
 import dev.depot.core.sys.ProcessIdentity;
 import dev.depot.errors.DepotException;
+import dev.depot.server.metrics.ProtocolCounters;
 import dev.depot.server.protocol.ControlServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -44,6 +45,7 @@ public final class DepotServer implements AutoCloseable {
     private final Thread reaper;
     private final ControlServer control;
     private final long identity = ProcessIdentity.self();
+    private final ProtocolCounters protocolCounters = new ProtocolCounters();
     private volatile State state = State.RUNNING;
 
     private DepotServer(ServerConfig config, Store store, Consumer<String> log) throws IOException {
@@ -65,7 +67,7 @@ public final class DepotServer implements AutoCloseable {
 
     /**
      * Starts a daemon on {@code config.directory()}: opens the store there, or creates it with
-     * {@code config.capacity()} when there is none.
+     * {@code config.capacityForNewStore()} when there is none.
      *
      * @throws DepotException when another live daemon serves the store already
      */
@@ -109,13 +111,14 @@ public final class DepotServer implements AutoCloseable {
         try {
             if (Files.exists(StoreFile.fileIn(dir))) {
                 Store s = Store.open(dir, ClientTableDescriptor.KIND_DAEMON);
-                if (s.layout().heapLength() != StoreLayout.forCapacity(config.capacity(), 2, 1, 16).heapLength()) {
+                if (config.capacity() > 0
+                    && s.layout().heapLength() != StoreLayout.forCapacity(config.capacity(), 2, 1, 16).heapLength()) {
                     log.accept("the store at " + dir + " exists with capacity " + s.layout().heapLength()
                         + " bytes; keeping it (remove the directory to change the capacity)");
                 }
                 return s;
             }
-            StoreLayout layout = StoreLayout.forCapacity(config.capacity(), config.maxClients(), config.pinsPerClient(),
+            StoreLayout layout = StoreLayout.forCapacity(config.capacityForNewStore(), config.maxClients(), config.pinsPerClient(),
                 config.indexSlots());
             try {
                 return Store.create(dir, layout, ClientTableDescriptor.KIND_DAEMON);
@@ -185,6 +188,16 @@ public final class DepotServer implements AutoCloseable {
     /** This daemon's own client (for the control protocol and tools). */
     public DepotClient client() {
         return client;
+    }
+
+    /** What the control protocol has served (for the metrics endpoint, {@code dev.depot.server.metrics}). */
+    public ProtocolCounters protocolCounters() {
+        return protocolCounters;
+    }
+
+    /** The control server, or null when the control socket is off. */
+    public ControlServer controlServer() {
+        return control;
     }
 
     public Path directory() {

@@ -9,7 +9,8 @@ import java.nio.file.Path;
  * {@code maxObjects} only matter when the daemon creates the store (an existing store keeps its own).
  *
  * @param directory     store directory (default {@link DepotDirectory#defaultDirectory()})
- * @param capacity      heap bytes (default {@link #DEFAULT_CAPACITY})
+ * @param capacity      heap bytes of a new store; 0 (the default) means {@link #DEFAULT_CAPACITY} for a new store
+ *                      and no opinion about an existing one (only a capacity given and different is logged)
  * @param maxClients    client table size (default 128)
  * @param pinsPerClient pins one client may hold at once (default 4096)
  * @param indexSlots    object index slots, a power of two (0: one per 16 KiB of capacity)
@@ -22,9 +23,14 @@ public record ServerConfig(Path directory, long capacity, int maxClients, int pi
     public static final long DEFAULT_REAP_INTERVAL_MILLIS = 100;
 
     public static ServerConfig defaults() {
-        return new ServerConfig(DepotDirectory.defaultDirectory(), DEFAULT_CAPACITY,
+        return new ServerConfig(DepotDirectory.defaultDirectory(), 0,
             ClientTableDescriptor.DEFAULT_MAX_CLIENTS, ClientTableDescriptor.DEFAULT_PINS_PER_CLIENT, 0, true,
             DEFAULT_REAP_INTERVAL_MILLIS);
+    }
+
+    /** The heap bytes a new store gets: {@link #capacity} when given, else {@link #DEFAULT_CAPACITY}. */
+    public long capacityForNewStore() {
+        return capacity > 0 ? capacity : DEFAULT_CAPACITY;
     }
 
     public ServerConfig withDirectory(Path d) {

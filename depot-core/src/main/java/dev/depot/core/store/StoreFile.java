@@ -12,13 +12,11 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.channels.FileChannel;
-import java.nio.file.AccessDeniedException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
 
 /**
  * The store file, mapped once into this process for as long as it is open: a new mapping costs ~5 µs per page
@@ -50,33 +48,51 @@ public final class StoreFile implements AutoCloseable {
     }
 
     /**
-     * Creates a new store in {@code dir} (made with mode 0700 if missing).
+     * Creates a new store in {@code dir} (made with mode 0700 if missing; an existing one must pass
+     * {@link StoreAccess}). A failed create removes what it made, the directory too when it made it.
      *
      * @throws FileAlreadyExistsException when a store exists there already
      */
     public static StoreFile create(Path dir, StoreLayout layout) throws IOException {
-        createPrivateDirectory(dir);
+        boolean madeDirectory = StoreAccess.createOrCheckDirectory(dir);
+        try {
+            return createIn(dir, layout);
+        } catch (IOException | RuntimeException | Error e) {
+            if (madeDirectory) {
+                removeIfEmpty(dir, e);
+            }
+            throw e;
+        }
+    }
+
+    private static StoreFile createIn(Path dir, StoreLayout layout) throws IOException {
         Path target = fileIn(dir);
-        if (Files.exists(target)) {
+        if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
             throw new FileAlreadyExistsException(target.toString());
         }
         // One name per creating thread: concurrent creators must not share (or delete) each other's file.
         Path tmp = dir.resolve(FILE_NAME + ".tmp-" + ProcessHandle.current().pid() + "-" + Thread.currentThread().threadId());
         Files.deleteIfExists(tmp);
-        int errno = Native.createReserved(tmp, layout.fileLength());
-        if (errno != 0) {
-            Files.deleteIfExists(tmp);
-            long free = dir.getFileSystem().provider().getFileStore(dir).getUsableSpace();
-            throw new DepotException("cannot reserve " + layout.fileLength() + " bytes for the store at " + dir
-                + ": " + Native.strerror(errno) + (errno == Native.ENOSPC ? " (" + free
-                + " bytes free on that file system); choose a smaller --capacity or free space there" : ""));
+        int fd = Native.openNoFollow(tmp, true);
+        if (fd < 0) {
+            throw new IOException("cannot create " + tmp + ": " + Native.strerror(-fd));
         }
         StoreFile file;
         try {
-            file = map(tmp, layout.fileLength());
+            StoreAccess.checkFile(tmp, Native.fstat(fd));
+            int errno = Native.fallocate(fd, layout.fileLength());
+            if (errno != 0) {
+                long free = dir.getFileSystem().provider().getFileStore(dir).getUsableSpace();
+                throw new DepotException("cannot reserve " + layout.fileLength() + " bytes for the store at " + dir
+                    + ": " + Native.strerror(errno) + (errno == Native.ENOSPC ? " (" + free
+                    + " bytes free on that file system); choose a smaller --capacity or free space there" : ""));
+            }
+            file = map(fd, tmp, layout.fileLength());
         } catch (IOException | RuntimeException e) {
             Files.deleteIfExists(tmp);
             throw e;
+        } finally {
+            Native.close(fd);
         }
         MemorySegment h = file.mapping;
         h.set(ValueLayout.JAVA_LONG, MAGIC_OFFSET, MAGIC);
@@ -100,28 +116,52 @@ public final class StoreFile implements AutoCloseable {
         return new StoreFile(target, file.arena, file.mapping, layout);
     }
 
-    /** Opens the store in {@code dir}, checking magic, version, length and region table. */
-    public static StoreFile open(Path dir) throws IOException {
-        Path p = fileIn(dir);
-        long size;
+    private static void removeIfEmpty(Path dir, Throwable failure) {
         try {
-            size = Files.size(p);
-        } catch (NoSuchFileException e) {
+            Files.deleteIfExists(dir);
+        } catch (IOException notEmpty) {
+            // a racing creator put its store there meanwhile: it is not ours to remove
+            failure.addSuppressed(notEmpty);
+        }
+    }
+
+    /**
+     * Opens the store in {@code dir}: checks who owns the directory and the file ({@link StoreAccess}), then
+     * magic, version, length and region table.
+     */
+    public static StoreFile open(Path dir) throws IOException {
+        StoreAccess.checkDirectory(dir);
+        Path p = fileIn(dir);
+        int fd = Native.openNoFollow(p, false);
+        if (fd == -Native.ENOENT) {
             throw new StoreNotFoundException("no store at " + dir + ": start one with `depot serve --dir " + dir
                 + "` or open it embedded");
         }
-        if (size < HEADER_LENGTH) {
-            throw new StoreFormatException("store file " + p + " is truncated: " + size + " bytes, less than its "
-                + HEADER_LENGTH + "-byte header; remove it and create the store again");
+        if (fd == -Native.ELOOP) {
+            throw new dev.depot.errors.StoreAccessException("the store file " + p + " is a symbolic link, which whoever"
+                + " made it can point at any file; refusing it: remove it and create the store again");
+        }
+        if (fd == -Native.EACCES) {
+            throw new DepotException("permission denied opening " + p + ": the store belongs to another user");
+        }
+        if (fd < 0) {
+            throw new IOException("cannot open " + p + ": " + Native.strerror(-fd));
         }
         StoreFile raw;
         try {
-            raw = map(p, size);
-        } catch (AccessDeniedException e) {
-            throw new DepotException("permission denied opening " + p + ": the store belongs to another user");
+            Native.FileStatus st = Native.fstat(fd);
+            StoreAccess.checkFile(p, st);
+            long size = st.size();
+            if (size < HEADER_LENGTH) {
+                throw new StoreFormatException("store file " + p + " is truncated: " + size + " bytes, less than its "
+                    + HEADER_LENGTH + "-byte header; remove it and create the store again");
+            }
+            raw = map(fd, p, size);
+        } finally {
+            Native.close(fd);
         }
         try {
-            return raw.withLayout(validateHeader(raw.mapping, size, p));
+            return raw.withLayout(validateHeader(raw.mapping, raw.mapping.byteSize(), p));
         } catch (RuntimeException e) {
             raw.close();
             throw e;
@@ -133,7 +173,7 @@ public final class StoreFile implements AutoCloseable {
      * 0 when there is no readable store.
      */
     public static long probeDaemonIdentity(Path dir) {
-        try (FileChannel ch = FileChannel.open(fileIn(dir), StandardOpenOption.READ)) {
+        try (FileChannel ch = FileChannel.open(fileIn(dir), StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
             java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(Long.BYTES).order(java.nio.ByteOrder.nativeOrder());
             if (ch.read(b, DAEMON_IDENTITY_OFFSET) != Long.BYTES) {
                 return 0;
@@ -166,31 +206,18 @@ public final class StoreFile implements AutoCloseable {
         return StoreLayout.readFrom(h, size, p);
     }
 
-    private static StoreFile map(Path p, long size) throws IOException {
+    private static StoreFile map(int fd, Path p, long size) throws IOException {
         Arena arena = Arena.ofShared();
-        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            MemorySegment m = ch.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
-            return new StoreFile(p, arena, m, null);
+        try {
+            return new StoreFile(p, arena, Native.mapShared(fd, size, arena), null);
         } catch (IOException | RuntimeException e) {
             arena.close();
-            throw e;
+            throw new IOException("cannot map " + p + ": " + e.getMessage(), e);
         }
     }
 
     private StoreFile withLayout(StoreLayout l) {
         return new StoreFile(path, arena, mapping, l);
-    }
-
-    /**
-     * Creates {@code dir} with mode 0700 when it is missing. An existing directory keeps its mode: it may be one
-     * the user shares with others (say /tmp), and the store file itself is 0600.
-     */
-    static void createPrivateDirectory(Path dir) throws IOException {
-        if (!Files.isDirectory(dir)) {
-            Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-            // Explicitly, in case the umask took bits from the mode above.
-            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
-        }
     }
 
     public Path path() {

@@ -18,11 +18,17 @@ public record StoreLayout(long fileLength, long clientTableOffset, int maxClient
     public static final long PAGE = 4096;
     /** Smallest heap worth having: one page. */
     public static final long MIN_CAPACITY = PAGE;
+    /** Largest heap a store may have (1 EiB): far beyond any machine, and small enough that no sum overflows. */
+    public static final long MAX_CAPACITY = 1L << 60;
 
     /** Layout for a heap of {@code capacity} bytes (rounded up to a page). {@code indexSlots} 0 = derive. */
     public static StoreLayout forCapacity(long capacity, int maxClients, int pinsPerClient, int indexSlots) {
         if (capacity < MIN_CAPACITY) {
             throw new IllegalArgumentException("capacity " + capacity + " is below the minimum of " + MIN_CAPACITY + " bytes");
+        }
+        if (capacity > MAX_CAPACITY) {
+            throw new IllegalArgumentException("capacity " + capacity + " bytes is too large (at most " + MAX_CAPACITY
+                + " bytes)");
         }
         if (maxClients < 2 || maxClients > 0xffff || pinsPerClient < 1) {
             throw new IllegalArgumentException("maxClients must be 2..65535 and pinsPerClient >= 1, got "

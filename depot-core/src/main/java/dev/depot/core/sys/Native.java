@@ -19,8 +19,9 @@ import java.nio.file.Path;
 // Restricted FFM methods are the point of this class; the launcher passes --enable-native-access.
 @SuppressWarnings("restricted")
 public final class Native {
+    private static final boolean AARCH64 = "aarch64".equals(System.getProperty("os.arch"));
     /** {@code SYS_futex}: 202 on x86-64, 98 on aarch64. */
-    private static final long SYS_FUTEX = "aarch64".equals(System.getProperty("os.arch")) ? 98 : 202;
+    private static final long SYS_FUTEX = AARCH64 ? 98 : 202;
     /** Shared (not {@code _PRIVATE}) futex ops: the word lives in a mapping that several processes share. */
     private static final int FUTEX_WAIT = 0;
     private static final int FUTEX_WAKE = 1;
@@ -28,8 +29,17 @@ public final class Native {
     private static final int O_CREAT = 0x40;
     private static final int O_EXCL = 0x80;
     private static final int O_CLOEXEC = 0x80000;
+    /** {@code O_NOFOLLOW}: 0x20000 on x86-64, 0x8000 on aarch64. */
+    private static final int O_NOFOLLOW = AARCH64 ? 0x8000 : 0x20000;
+    private static final int PROT_READ = 0x1;
+    private static final int PROT_WRITE = 0x2;
+    private static final int MAP_SHARED = 0x1;
+    public static final int ENOENT = 2;
     public static final int EINTR = 4;
+    public static final int EACCES = 13;
+    public static final int EEXIST = 17;
     public static final int ENOSPC = 28;
+    public static final int ELOOP = 40;
 
     private static final Linker LINKER = Linker.nativeLinker();
     private static final SymbolLookup LIBC = LINKER.defaultLookup();
@@ -48,6 +58,15 @@ public final class Native {
         Linker.Option.firstVariadicArg(2), CCS);
     private static final MethodHandle CLOSE = LINKER.downcallHandle(LIBC.findOrThrow("close"),
         FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+    private static final MethodHandle FSTAT = LINKER.downcallHandle(LIBC.findOrThrow("fstat"),
+        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS), CCS);
+    private static final MethodHandle MMAP = LINKER.downcallHandle(LIBC.findOrThrow("mmap"),
+        FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT,
+            ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG), CCS);
+    private static final MethodHandle MUNMAP = LINKER.downcallHandle(LIBC.findOrThrow("munmap"),
+        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
+    private static final MethodHandle GETEUID = LINKER.downcallHandle(LIBC.findOrThrow("geteuid"),
+        FunctionDescriptor.of(ValueLayout.JAVA_INT));
     private static final MethodHandle POSIX_FALLOCATE = LINKER.downcallHandle(LIBC.findOrThrow("posix_fallocate"),
         FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
     private static final MethodHandle STRERROR = LINKER.downcallHandle(LIBC.findOrThrow("strerror"),
@@ -58,6 +77,29 @@ public final class Native {
         ValueLayout.JAVA_LONG.withName("tv_sec"), ValueLayout.JAVA_LONG.withName("tv_nsec"));
     private static final long TV_SEC_OFFSET = TIMESPEC_LAYOUT.byteOffset(MemoryLayout.PathElement.groupElement("tv_sec"));
     private static final long TV_NSEC_OFFSET = TIMESPEC_LAYOUT.byteOffset(MemoryLayout.PathElement.groupElement("tv_nsec"));
+    /**
+     * {@code struct stat} as the kernel and glibc lay it out on x86-64, up to {@code st_size} (the rest is not
+     * read; the buffer passed is {@link #STAT_BUFFER_LENGTH} bytes, larger than either architecture's struct).
+     */
+    private static final StructLayout STAT_X86_64 = MemoryLayout.structLayout(
+        ValueLayout.JAVA_LONG.withName("st_dev"), ValueLayout.JAVA_LONG.withName("st_ino"),
+        ValueLayout.JAVA_LONG.withName("st_nlink"), ValueLayout.JAVA_INT.withName("st_mode"),
+        ValueLayout.JAVA_INT.withName("st_uid"), ValueLayout.JAVA_INT.withName("st_gid"), MemoryLayout.paddingLayout(4),
+        ValueLayout.JAVA_LONG.withName("st_rdev"), ValueLayout.JAVA_LONG.withName("st_size"));
+    /** {@code struct stat} of the generic layout (aarch64), up to {@code st_size}. */
+    private static final StructLayout STAT_GENERIC = MemoryLayout.structLayout(
+        ValueLayout.JAVA_LONG.withName("st_dev"), ValueLayout.JAVA_LONG.withName("st_ino"),
+        ValueLayout.JAVA_INT.withName("st_mode"), ValueLayout.JAVA_INT.withName("st_nlink"),
+        ValueLayout.JAVA_INT.withName("st_uid"), ValueLayout.JAVA_INT.withName("st_gid"),
+        ValueLayout.JAVA_LONG.withName("st_rdev"), MemoryLayout.paddingLayout(8), ValueLayout.JAVA_LONG.withName("st_size"));
+    private static final StructLayout STAT = AARCH64 ? STAT_GENERIC : STAT_X86_64;
+    private static final long STAT_BUFFER_LENGTH = 256;
+    private static final long ST_DEV_OFFSET = STAT.byteOffset(MemoryLayout.PathElement.groupElement("st_dev"));
+    private static final long ST_INO_OFFSET = STAT.byteOffset(MemoryLayout.PathElement.groupElement("st_ino"));
+    private static final long ST_MODE_OFFSET = STAT.byteOffset(MemoryLayout.PathElement.groupElement("st_mode"));
+    private static final long ST_UID_OFFSET = STAT.byteOffset(MemoryLayout.PathElement.groupElement("st_uid"));
+    private static final long ST_SIZE_OFFSET = STAT.byteOffset(MemoryLayout.PathElement.groupElement("st_size"));
+
     /** Scratch timespec per thread, so a timed wait allocates nothing. */
     private static final ThreadLocal<MemorySegment> TIMESPEC = ThreadLocal.withInitial(
         () -> Arena.global().allocate(TIMESPEC_LAYOUT));
@@ -100,25 +142,112 @@ public final class Native {
         }
     }
 
+    /** What {@code fstat} says about an open file: identity, type and permission bits, owner and size. */
+    public record FileStatus(long device, long inode, int mode, int uid, long size) {
+        private static final int S_IFMT = 0170000;
+        private static final int S_IFREG = 0100000;
+
+        public boolean isRegularFile() {
+            return (mode & S_IFMT) == S_IFREG;
+        }
+
+        /** The permission bits ({@code 0777} and the set-id and sticky bits). */
+        public int permissions() {
+            return mode & 07777;
+        }
+    }
+
     /**
-     * Creates {@code path} exclusively with mode 0600 and reserves {@code length} bytes for it with
-     * {@code posix_fallocate}, so that a later write into the mapping can never fail with SIGBUS.
+     * Opens {@code path} read-write without following a symbolic link in its last component ({@code O_NOFOLLOW}),
+     * creating it exclusively with mode 0600 when {@code create}.
      *
-     * @return 0 on success, else the errno (for example {@link #ENOSPC})
+     * @return the file descriptor, or minus the errno ({@link #ELOOP} for a symbolic link, {@link #EEXIST},
+     *         {@link #ENOENT}, {@link #EACCES}, ...)
      */
-    public static int createReserved(Path path, long length) {
+    public static int openNoFollow(Path path, boolean create) {
+        int flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(Linker.Option.captureStateLayout());
-            int fd = (int) OPEN.invokeExact(state, arena.allocateFrom(path.toString()),
-                O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-            if (fd < 0) {
-                return (int) ERRNO.get(state, ERRNO_OFFSET);
-            }
-            int rc = (int) POSIX_FALLOCATE.invokeExact(fd, 0L, length);
-            int unused = (int) CLOSE.invokeExact(fd);
-            return rc;
+            int fd = (int) OPEN.invokeExact(state, arena.allocateFrom(path.toString()), flags, 0600);
+            return fd >= 0 ? fd : -(int) ERRNO.get(state, ERRNO_OFFSET);
         } catch (Throwable t) {
-            throw new AssertionError("open/posix_fallocate downcall failed", t);
+            throw new AssertionError("open downcall failed", t);
+        }
+    }
+
+    /** {@code fstat} of an open file descriptor: what was opened, not what a path names now. */
+    public static FileStatus fstat(int fd) throws java.io.IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(Linker.Option.captureStateLayout());
+            MemorySegment buf = arena.allocate(STAT_BUFFER_LENGTH, 8);
+            int rc = (int) FSTAT.invokeExact(state, fd, buf);
+            if (rc != 0) {
+                throw new java.io.IOException("fstat failed: " + strerror((int) ERRNO.get(state, ERRNO_OFFSET)));
+            }
+            return new FileStatus(buf.get(ValueLayout.JAVA_LONG, ST_DEV_OFFSET), buf.get(ValueLayout.JAVA_LONG, ST_INO_OFFSET),
+                buf.get(ValueLayout.JAVA_INT, ST_MODE_OFFSET), buf.get(ValueLayout.JAVA_INT, ST_UID_OFFSET),
+                buf.get(ValueLayout.JAVA_LONG, ST_SIZE_OFFSET));
+        } catch (java.io.IOException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError("fstat downcall failed", t);
+        }
+    }
+
+    /** Reserves {@code length} bytes of an open file; 0 or the errno (for example {@link #ENOSPC}). */
+    public static int fallocate(int fd, long length) {
+        try {
+            return (int) POSIX_FALLOCATE.invokeExact(fd, 0L, length);
+        } catch (Throwable t) {
+            throw new AssertionError("posix_fallocate downcall failed", t);
+        }
+    }
+
+    /**
+     * Maps {@code length} bytes of an open file shared and read-write. The mapping lives until {@code arena}
+     * closes (which unmaps it); the descriptor may be closed at once.
+     */
+    public static MemorySegment mapShared(int fd, long length, Arena arena) throws java.io.IOException {
+        MemorySegment address;
+        try (Arena scratch = Arena.ofConfined()) {
+            MemorySegment state = scratch.allocate(Linker.Option.captureStateLayout());
+            address = (MemorySegment) MMAP.invokeExact(state, MemorySegment.NULL, length, PROT_READ | PROT_WRITE,
+                MAP_SHARED, fd, 0L);
+            if (address.address() == -1L) {
+                throw new java.io.IOException("mmap of " + length + " bytes failed: "
+                    + strerror((int) ERRNO.get(state, ERRNO_OFFSET)));
+            }
+        } catch (java.io.IOException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError("mmap downcall failed", t);
+        }
+        return address.reinterpret(length, arena, unmapped -> munmap(unmapped.address(), length));
+    }
+
+    private static void munmap(long address, long length) {
+        try {
+            int unused = (int) MUNMAP.invokeExact(MemorySegment.ofAddress(address), length);
+        } catch (Throwable t) {
+            throw new AssertionError("munmap downcall failed", t);
+        }
+    }
+
+    /** Closes a file descriptor (errors are ignored: there is nothing to flush). */
+    public static void close(int fd) {
+        try {
+            int unused = (int) CLOSE.invokeExact(fd);
+        } catch (Throwable t) {
+            throw new AssertionError("close downcall failed", t);
+        }
+    }
+
+    /** This process's effective user id. */
+    public static int geteuid() {
+        try {
+            return (int) GETEUID.invokeExact();
+        } catch (Throwable t) {
+            throw new AssertionError("geteuid downcall failed", t);
         }
     }
 

@@ -19,6 +19,16 @@ public final class ShmDir implements AutoCloseable {
         return dir;
     }
 
+    /** Creates the directory with mode 0700, as a store directory must be; returns it. */
+    public Path createPrivate() {
+        try {
+            return Files.createDirectory(dir, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     @Override
     public void close() {
         if (!Files.exists(dir)) {

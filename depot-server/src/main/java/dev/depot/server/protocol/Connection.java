@@ -99,9 +99,10 @@ final class Connection implements Runnable {
 
     /** Answers one request; false when the connection must end after it. */
     private boolean answer(Frame f) throws IOException, InterruptedException {
+        context.counters().request(typeName(f.type()));
         if (!greeted && f.type() != TYPE_HELLO) {
-            writer.send(FrameWriter.error(f.requestId(), ErrorCode.BAD_REQUEST,
-                "the first request must be HELLO, got " + typeName(f.type()) + "; closing the connection"));
+            sendError(f, ErrorCode.BAD_REQUEST,
+                "the first request must be HELLO, got " + typeName(f.type()) + "; closing the connection");
             return false;
         }
         ByteBuffer reply;
@@ -126,23 +127,28 @@ final class Connection implements Runnable {
                 default -> throw new ProtocolException("unknown request type " + f.type());
             };
         } catch (VersionMismatch e) {
-            writer.send(FrameWriter.error(f.requestId(), ErrorCode.VERSION_MISMATCH, e.getMessage()));
+            sendError(f, ErrorCode.VERSION_MISMATCH, e.getMessage());
             return false;
         } catch (DepotException e) {
-            writer.send(FrameWriter.error(f.requestId(), e.code(), e.getMessage()));
+            sendError(f, e.code(), e.getMessage());
             return true;
         } catch (IllegalArgumentException | IllegalStateException e) {
-            writer.send(FrameWriter.error(f.requestId(), ErrorCode.BAD_REQUEST, e.getMessage()));
+            sendError(f, ErrorCode.BAD_REQUEST, e.getMessage());
             return true;
         } catch (RuntimeException e) {
             context.log().accept(name + ": " + typeName(f.type()) + " failed: " + e);
-            writer.send(FrameWriter.error(f.requestId(), ErrorCode.INTERNAL, "the daemon failed: " + e));
+            sendError(f, ErrorCode.INTERNAL, "the daemon failed: " + e);
             return true;
         }
         if (reply != null) {
             writer.send(reply);
         }
         return true;
+    }
+
+    private void sendError(Frame f, ErrorCode code, String message) throws IOException {
+        context.counters().error(typeName(f.type()), code);
+        writer.send(FrameWriter.error(f.requestId(), code, message));
     }
 
     private ByteBuffer hello(Frame f) {
@@ -267,6 +273,7 @@ final class Connection implements Runnable {
         if (v != null || timeout == 0 || cancelled) {
             return v;
         }
+        context.counters().waitStarted();
         long deadline = System.nanoTime() + timeout * 1_000_000L;
         while (true) {
             long left = timeout < 0 ? WAIT_SLICE_MILLIS
@@ -276,6 +283,7 @@ final class Connection implements Runnable {
             }
             v = context.waiter().await(client, id, left);
             if (v != null) {
+                context.counters().wokeUp();
                 return v;
             }
             if (context.closing()) {

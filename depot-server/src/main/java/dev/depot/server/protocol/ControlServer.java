@@ -4,6 +4,7 @@ import dev.depot.client.DepotClient;
 import dev.depot.core.store.StoreFile;
 import dev.depot.core.store.StoreLayout;
 import dev.depot.server.DepotServer;
+import dev.depot.server.metrics.ProtocolCounters;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
@@ -62,7 +63,7 @@ public final class ControlServer implements AutoCloseable {
         UserPrincipal owner = Files.getOwner(socketPath);
         this.waiter = new SealWaiter();
         this.context = new Context(client, mapping, StoreFile.fileIn(server.directory()).toAbsolutePath(), layout,
-            (int) ProcessHandle.current().pid(), owner, waiter, log, () -> closing);
+            (int) ProcessHandle.current().pid(), owner, waiter, server.protocolCounters(), log, () -> closing);
         this.acceptor = Thread.ofPlatform().daemon().name("depot-control-accept").start(this::acceptLoop);
     }
 
@@ -133,6 +134,11 @@ public final class ControlServer implements AutoCloseable {
         }
     }
 
+    /** Connections accepted since the server started. */
+    public long acceptedCount() {
+        return connectionCount.get();
+    }
+
     /** Connections being served now. */
     public int connectionCount() {
         return connections.size();
@@ -177,7 +183,7 @@ public final class ControlServer implements AutoCloseable {
 
     /** What every connection needs from the server. */
     record Context(DepotClient client, MemorySegment mapping, Path storeFile, StoreLayout layout, int daemonPid,
-                   UserPrincipal owner, SealWaiter waiter, Consumer<String> log,
+                   UserPrincipal owner, SealWaiter waiter, ProtocolCounters counters, Consumer<String> log,
                    java.util.function.BooleanSupplier closingFlag) {
         boolean closing() {
             return closingFlag.getAsBoolean();

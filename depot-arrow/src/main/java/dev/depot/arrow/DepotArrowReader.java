@@ -1,0 +1,157 @@
+package dev.depot.arrow;
+
+import dev.depot.arrow.DepotArrow.BadStreamException;
+import dev.depot.client.DepotClient;
+import dev.depot.client.ObjectId;
+import dev.depot.client.ObjectView;
+import java.io.IOException;
+import java.util.Iterator;
+import java.util.NoSuchElementException;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VectorLoader;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.ipc.message.MessageSerializer;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.arrow.vector.util.ValueVectorUtility;
+
+/**
+ * The Arrow stream of one Depot object, read in place. Each batch is a new {@link VectorSchemaRoot} owned by the
+ * caller, whose buffers are slices of the object's shared memory (nothing is copied; a validity bitmap that the
+ * writer left out because a column has no nulls is the one thing Arrow Java allocates). The object stays pinned
+ * until this reader and every batch it returned are closed, in any order and from any thread; the allocator is
+ * charged the object's size for as long. Batches are read-only: writing into their vectors would change the
+ * object for every process.
+ */
+public final class DepotArrowReader implements AutoCloseable, Iterator<VectorSchemaRoot> {
+    private enum State { OPEN, CLOSED }
+
+    private final ObjectId id;
+    private final BufferAllocator allocator;
+    private final StreamIndex index;
+    private final ArrowBuf whole;
+    private int next;
+    private State state = State.OPEN;
+
+    private DepotArrowReader(ObjectId id, BufferAllocator allocator, StreamIndex index, ArrowBuf whole) {
+        this.id = id;
+        this.allocator = allocator;
+        this.index = index;
+        this.whole = whole;
+    }
+
+    static DepotArrowReader open(DepotClient client, ObjectId id, BufferAllocator allocator, long timeoutMillis) {
+        ObjectView view = client.get(id, timeoutMillis);
+        ArrowBuf whole;
+        StreamIndex index;
+        try {
+            index = StreamIndex.of(view.data(), id);
+            view.holdMapping();
+            whole = allocator.wrapForeignAllocation(new PinnedAllocation(view));
+        } catch (RuntimeException e) {
+            view.close();
+            throw e;
+        }
+        return new DepotArrowReader(id, allocator, index, whole);
+    }
+
+    public ObjectId id() {
+        return id;
+    }
+
+    public Schema schema() {
+        return index.schema();
+    }
+
+    /** How many record batches the stream holds. */
+    public int batchCount() {
+        return index.batches().size();
+    }
+
+    /** The row count of batch {@code i}, from its header (nothing is loaded). */
+    public long rowCount(int i) {
+        return index.batches().get(i).rows();
+    }
+
+    /** The address of the object's first byte in this process (for tests and diagnostics). */
+    public long address() {
+        checkOpen();
+        return whole.memoryAddress();
+    }
+
+    /** The object's size in bytes. */
+    public long size() {
+        return whole.capacity();
+    }
+
+    @Override
+    public boolean hasNext() {
+        return next < batchCount();
+    }
+
+    /** The next batch (see {@link #batch}). */
+    @Override
+    public VectorSchemaRoot next() {
+        if (!hasNext()) {
+            throw new NoSuchElementException("object " + id + " has " + batchCount() + " batch(es), all read");
+        }
+        return batch(next++);
+    }
+
+    /**
+     * Batch {@code i} as a new root over shared memory; the caller closes it. Its vectors are checked (buffer sizes
+     * against row counts and types) before it is returned.
+     *
+     * @throws BadStreamException when the batch does not match the schema or its buffers are too small
+     */
+    public VectorSchemaRoot batch(int i) {
+        checkOpen();
+        StreamIndex.Batch b = index.batches().get(i);
+        VectorSchemaRoot root = VectorSchemaRoot.create(index.schema(), allocator);
+        try {
+            load(root, b);
+        } catch (RuntimeException e) {
+            root.close();
+            throw e instanceof BadStreamException ? e : new BadStreamException("batch " + i + " of the Arrow stream"
+                + " in object " + id + " does not match its schema " + index.schema() + ": " + e, e);
+        }
+        return root;
+    }
+
+    private void load(VectorSchemaRoot root, StreamIndex.Batch b) {
+        // deserializeRecordBatch retains a slice per buffer and then releases one reference of the body it was
+        // given: that reference is taken here.
+        whole.getReferenceManager().retain();
+        ArrowRecordBatch batch;
+        try {
+            batch = MessageSerializer.deserializeRecordBatch(b.message(), whole.slice(b.bodyOffset(), b.bodyLength()));
+        } catch (IOException | RuntimeException e) {
+            whole.getReferenceManager().release();
+            throw new BadStreamException("cannot read a record batch of object " + id + ": " + e.getMessage(), e);
+        }
+        try (batch) {
+            new VectorLoader(root).load(batch);
+        }
+        for (FieldVector v : root.getFieldVectors()) {
+            ValueVectorUtility.validate(v);
+        }
+    }
+
+    /** Releases the reader's own reference; batches still open keep the object pinned until they close. */
+    @Override
+    public void close() {
+        if (state == State.CLOSED) {
+            return;
+        }
+        state = State.CLOSED;
+        whole.close();
+    }
+
+    private void checkOpen() {
+        if (state != State.OPEN) {
+            throw new IllegalStateException("the Arrow reader of object " + id + " is closed");
+        }
+    }
+}

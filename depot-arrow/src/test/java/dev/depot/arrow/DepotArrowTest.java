@@ -1,0 +1,145 @@
+package dev.depot.arrow;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import dev.depot.client.DepotClient;
+import dev.depot.client.ObjectId;
+import dev.depot.client.ObjectView;
+import dev.depot.client.testing.TempStore;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class DepotArrowTest {
+    private TempStore temp;
+    private DepotClient depot;
+    private BufferAllocator allocator;
+
+    @BeforeEach
+    void setUp() {
+        temp = new TempStore();
+        depot = DepotClient.wrap(temp.create(16 << 20));
+        allocator = new RootAllocator();
+    }
+
+    @AfterEach
+    void tearDown() {
+        try {
+            allocator.close();
+            depot.close();
+        } finally {
+            temp.close();
+        }
+    }
+
+    private ObjectId putTwoBatches(String name) {
+        ObjectId id = ObjectId.of(name);
+        try (VectorSchemaRoot a = ArrowTestData.batch(allocator, 0, 100);
+             VectorSchemaRoot b = ArrowTestData.batch(allocator, 100, 37)) {
+            DepotArrow.put(depot, id, a, b);
+        }
+        return id;
+    }
+
+    private int pins(ObjectId id) {
+        return depot.list().stream().filter(i -> i.id().equals(id)).findFirst().orElseThrow().pinCount();
+    }
+
+    @Test
+    void shouldReadBatchesWhoseBuffersAreTheObjectsSharedMemory() {
+        ObjectId id = putTwoBatches("two");
+        MemorySegment object;
+        try (ObjectView v = depot.get(id, 0)) {
+            object = v.data();
+            assertEquals(0, object.address() % ArrowStreamDescriptor.BODY_ALIGNMENT);
+            assertArrayEquals(ArrowStreamDescriptor.MEDIA_TYPE_BYTES, v.metadata());
+        }
+        try (DepotArrowReader reader = DepotArrow.open(depot, id, allocator)) {
+            assertEquals(ArrowTestData.SCHEMA, reader.schema());
+            assertEquals(2, reader.batchCount());
+            assertEquals(object.byteSize(), allocator.getAllocatedMemory(), "the allocator is charged the object");
+            try (VectorSchemaRoot first = reader.next(); VectorSchemaRoot second = reader.next()) {
+                assertFalse(reader.hasNext());
+                ArrowTestData.check(first, 0, 100);
+                ArrowTestData.check(second, 100, 37);
+                for (VectorSchemaRoot root : List.of(first, second)) {
+                    for (FieldVector vector : root.getFieldVectors()) {
+                        for (ArrowBuf buf : vector.getFieldBuffers()) {
+                            assertTrue(buf.memoryAddress() >= object.address()
+                                && buf.memoryAddress() + buf.capacity() <= object.address() + object.byteSize(),
+                                vector.getName() + ": buffer at " + buf.memoryAddress() + " lies outside the object");
+                        }
+                        assertEquals(0, vector.getFieldBuffers().getFirst().memoryAddress() % 8);
+                    }
+                }
+                assertEquals(object.byteSize(), allocator.getAllocatedMemory(), "nothing was copied");
+            }
+        }
+        assertEquals(0, allocator.getAllocatedMemory());
+        assertEquals(0, pins(id));
+    }
+
+    @Test
+    void shouldKeepObjectPinnedUntilItsLastBufferIsReleased() {
+        ObjectId id = putTwoBatches("pinned");
+        DepotArrowReader reader = DepotArrow.open(depot, id, allocator);
+        VectorSchemaRoot batch = reader.batch(1);
+        assertEquals(1, pins(id));
+        reader.close();
+        assertEquals(1, pins(id), "a batch outlives its reader");
+        assertTrue(depot.delete(id));
+        ArrowTestData.check(batch, 100, 37);
+        batch.close();
+        assertEquals(0, allocator.getAllocatedMemory());
+        assertTrue(depot.list().stream().noneMatch(i -> i.id().equals(id)), "the deferred delete completed");
+        assertThrows(IllegalStateException.class, () -> reader.batch(0));
+    }
+
+    @Test
+    void shouldKeepMemoryMappedWhenTheClientClosesUnderLiveBuffers() {
+        ObjectId id = putTwoBatches("client-closed");
+        int clients = depot.stats().clientCount();
+        VectorSchemaRoot batch;
+        try (DepotClient other = DepotClient.open(temp.dir());
+             DepotArrowReader reader = DepotArrow.open(other, id, allocator)) {
+            batch = reader.batch(0);
+        }
+        assertEquals(1, pins(id));
+        assertEquals(4950, ArrowTestData.check(batch, 0, 100), "the buffers still read the object");
+        batch.close();
+        assertEquals(0, pins(id));
+        assertEquals(clients, depot.stats().clientCount(), "the last buffer finished closing the client");
+    }
+
+    @Test
+    void shouldReleasePinWhenABatchFailsToOpen() {
+        ObjectId id = ObjectId.of("tiny");
+        depot.put(id, new byte[] {1, 2, 3});
+        assertThrows(DepotArrow.BadStreamException.class, () -> DepotArrow.open(depot, id, allocator));
+        assertEquals(0, pins(id));
+        assertEquals(0, allocator.getAllocatedMemory());
+    }
+
+    @Test
+    void shouldRefuseDictionaryEncodedFieldsOnPut() {
+        var field = new org.apache.arrow.vector.types.pojo.Field("d", new org.apache.arrow.vector.types.pojo.FieldType(
+            true, new org.apache.arrow.vector.types.pojo.ArrowType.Int(32, true),
+            new org.apache.arrow.vector.types.pojo.DictionaryEncoding(1, false, null)), null);
+        try (VectorSchemaRoot root = VectorSchemaRoot.create(
+            new org.apache.arrow.vector.types.pojo.Schema(List.of(field)), allocator)) {
+            root.allocateNew();
+            root.setRowCount(0);
+            var e = assertThrows(DepotArrow.UnsupportedStreamException.class,
+                () -> DepotArrow.put(depot, ObjectId.of("dict"), root));
+            assertTrue(e.getMessage().contains("dictionary-encoded"), e.getMessage());
+        }
+        assertFalse(depot.contains(ObjectId.of("dict")));
+    }
+}

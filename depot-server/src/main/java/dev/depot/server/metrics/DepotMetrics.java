@@ -1,0 +1,128 @@
+package dev.depot.server.metrics;
+
+import dev.depot.client.StoreStats;
+import dev.depot.server.DepotServer;
+import dev.depot.server.protocol.ControlServer;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot.CounterDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot.GaugeDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.Labels;
+import io.prometheus.metrics.model.snapshots.MetricSnapshot;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
+import io.prometheus.metrics.model.snapshots.Unit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The daemon's figures as Prometheus metric snapshots, taken at each scrape: the store's figures from shared
+ * memory ({@link StoreStats}, the same numbers as {@code depot stat --json}), and what the control protocol
+ * served ({@link ProtocolCounters}). The names are listed in {@code docs/CLI.md}; counters get their
+ * {@code _total} suffix from the text format writer.
+ */
+public final class DepotMetrics {
+    /** What one scrape reads. */
+    public interface Source {
+        StoreStats stats();
+
+        /** Control-protocol connections (sessions) open now. */
+        int openSessions();
+
+        /** Control-protocol connections accepted since the daemon started. */
+        long sessionsOpened();
+
+        ProtocolCounters protocol();
+    }
+
+    /** The figures of a running daemon: its store, its control server (none: no sessions) and its counters. */
+    public static Source sourceOf(DepotServer server) {
+        return new Source() {
+            @Override
+            public StoreStats stats() {
+                return server.client().stats();
+            }
+
+            @Override
+            public int openSessions() {
+                ControlServer c = server.controlServer();
+                return c == null ? 0 : c.connectionCount();
+            }
+
+            @Override
+            public long sessionsOpened() {
+                ControlServer c = server.controlServer();
+                return c == null ? 0 : c.acceptedCount();
+            }
+
+            @Override
+            public ProtocolCounters protocol() {
+                return server.protocolCounters();
+            }
+        };
+    }
+
+    private DepotMetrics() {
+    }
+
+    public static MetricSnapshots snapshot(Source source) {
+        StoreStats s = source.stats();
+        ProtocolCounters p = source.protocol();
+        List<MetricSnapshot> m = new ArrayList<>();
+        m.add(bytes("depot_capacity_bytes", "heap size of the store", s.capacityBytes()));
+        m.add(bytes("depot_used_bytes", "heap bytes in use, with block headers and alignment", s.usedBytes()));
+        m.add(bytes("depot_free_bytes", "heap bytes free (capacity - used)", s.freeBytes()));
+        m.add(bytes("depot_pinned_bytes", "data bytes of objects with open views (not evictable)", s.pinnedBytes()));
+        m.add(bytes("depot_unsealed_bytes", "data bytes of objects being created", s.unsealedBytes()));
+        m.add(bytes("depot_largest_free_block_bytes", "largest contiguous free heap block", s.largestFreeBlock()));
+        m.add(gauge("depot_fragmentation_ratio", Unit.RATIO, "1 - largest free block / free bytes",
+            s.fragmentation()));
+        m.add(gauge("depot_objects", null, "objects in the index, in any state", s.objectCount()));
+        m.add(gauge("depot_sealed_objects", null, "sealed objects", s.sealedCount()));
+        m.add(gauge("depot_max_objects", null, "objects the index can hold", s.maxObjects()));
+        m.add(gauge("depot_clients", null, "processes registered in the client table (the daemon included)",
+            s.clientCount()));
+        m.add(gauge("depot_sessions", null, "control-protocol connections open now", source.openSessions()));
+        m.add(counter("depot_sessions_opened", null, "control-protocol connections accepted", source.sessionsOpened()));
+        m.add(counter("depot_evictions", null, "objects evicted since the store was created", s.evictionCount()));
+        m.add(counter("depot_evicted", Unit.BYTES, "bytes evicted since the store was created", s.evictedBytes()));
+        m.add(counter("depot_seal_waits", null, "control-protocol gets that waited for a seal", p.waits()));
+        m.add(counter("depot_seal_wakeups", null, "control-protocol seal waits that ended with the object sealed",
+            p.wakeups()));
+        m.add(requests(p.requests()));
+        m.add(errors(p.errors()));
+        return new MetricSnapshots(m);
+    }
+
+    private static MetricSnapshot bytes(String name, String help, long value) {
+        return gauge(name, Unit.BYTES, help, value);
+    }
+
+    private static MetricSnapshot gauge(String name, Unit unit, String help, double value) {
+        GaugeSnapshot.Builder b = GaugeSnapshot.builder().name(name).help(help)
+            .dataPoint(GaugeDataPointSnapshot.builder().value(value).build());
+        return (unit == null ? b : b.unit(unit)).build();
+    }
+
+    private static MetricSnapshot counter(String name, Unit unit, String help, long value) {
+        CounterSnapshot.Builder b = CounterSnapshot.builder().name(name).help(help)
+            .dataPoint(CounterDataPointSnapshot.builder().value(value).build());
+        return (unit == null ? b : b.unit(unit)).build();
+    }
+
+    private static MetricSnapshot requests(Map<String, Long> byType) {
+        CounterSnapshot.Builder b = CounterSnapshot.builder().name("depot_requests")
+            .help("control-protocol requests by type (create, get, delete, ...)");
+        byType.forEach((type, n) -> b.dataPoint(
+            CounterDataPointSnapshot.builder().labels(Labels.of("type", type)).value(n).build()));
+        return b.build();
+    }
+
+    private static MetricSnapshot errors(Map<ProtocolCounters.ErrorKey, Long> byKey) {
+        CounterSnapshot.Builder b = CounterSnapshot.builder().name("depot_request_errors")
+            .help("control-protocol error replies by request type and error code");
+        byKey.forEach((k, n) -> b.dataPoint(CounterDataPointSnapshot.builder()
+            .labels(Labels.of("type", k.type(), "code", k.code())).value(n).build()));
+        return b.build();
+    }
+}

@@ -1,0 +1,149 @@
+package dev.depot.server.protocol;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.depot.client.DepotClient;
+import dev.depot.client.ObjectId;
+import dev.depot.client.ObjectView;
+import dev.depot.client.StoreStats;
+import dev.depot.client.testing.TempStore;
+import dev.depot.server.DepotServer;
+import dev.depot.server.ServerConfig;
+import dev.depot.server.metrics.DepotMetrics;
+import dev.depot.server.metrics.MetricsServer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** {@code /metrics} over HTTP from a running daemon: store figures, sessions, requests and errors by type. */
+class MetricsEndpointTest {
+    private static final long CAPACITY = 4L << 20;
+
+    private TempStore temp;
+    private DepotServer server;
+    private MetricsServer metrics;
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    @BeforeEach
+    void startDaemon() {
+        temp = new TempStore();
+        server = DepotServer.start(ServerConfig.defaults().withDirectory(temp.dir()).withCapacity(CAPACITY), msg -> { });
+        metrics = MetricsServer.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+            DepotMetrics.sourceOf(server));
+    }
+
+    @AfterEach
+    void stopDaemon() {
+        try {
+            if (metrics != null) {
+                metrics.close();
+            }
+            if (server != null) {
+                server.close();
+            }
+        } finally {
+            temp.close();
+            http.close();
+        }
+    }
+
+    @Test
+    void shouldServeTheStoreFiguresThatStatsReports() throws Exception {
+        DepotClient local = server.client();
+        local.put(ObjectId.of("a"), new byte[1000]);
+        local.put(ObjectId.of("b"), new byte[3000]);
+        try (ObjectView pinned = local.get(ObjectId.of("b"), 0)) {
+            Map<String, Double> m = scrape();
+            StoreStats s = local.stats();
+            assertEquals((double) s.capacityBytes(), sample(m, "depot_capacity_bytes"));
+            assertEquals((double) s.usedBytes(), sample(m, "depot_used_bytes"));
+            assertEquals((double) s.freeBytes(), sample(m, "depot_free_bytes"));
+            assertEquals(3000.0, sample(m, "depot_pinned_bytes"));
+            assertEquals(0.0, sample(m, "depot_unsealed_bytes"));
+            assertEquals((double) s.largestFreeBlock(), sample(m, "depot_largest_free_block_bytes"));
+            assertEquals(2.0, sample(m, "depot_objects"));
+            assertEquals(2.0, sample(m, "depot_sealed_objects"));
+            assertEquals((double) s.maxObjects(), sample(m, "depot_max_objects"));
+            assertEquals((double) s.clientCount(), sample(m, "depot_clients"));
+            assertEquals(0.0, sample(m, "depot_evictions_total"));
+            assertEquals(0.0, sample(m, "depot_evicted_bytes_total"));
+            assertEquals(0.0, sample(m, "depot_sessions"));
+        }
+    }
+
+    @Test
+    void shouldCountRequestsErrorsSessionsAndSealWaitsByType() throws Exception {
+        ObjectId id = ObjectId.of("later");
+        try (ProtocolTestClient c = ProtocolTestClient.open(temp.dir())) {
+            assertThrows(ProtocolTestClient.RemoteError.class, () -> c.get(ObjectId.of("missing"), 0));
+            CompletableFuture<ProtocolTestClient.Location> waiting = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return c.get(id, 30_000);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+            while (scrape().getOrDefault("depot_seal_waits_total", 0.0) < 1) {
+                Thread.sleep(10);
+            }
+            server.client().put(id, new byte[10]);
+            waiting.get();
+            c.release(id);
+            Map<String, Double> m = scrape();
+            assertEquals(1.0, sample(m, "depot_sessions"));
+            assertEquals(1.0, sample(m, "depot_sessions_opened_total"));
+            assertEquals(1.0, sample(m, "depot_requests_total{type=\"hello\"}"));
+            assertEquals(2.0, sample(m, "depot_requests_total{type=\"get\"}"));
+            assertEquals(1.0, sample(m, "depot_requests_total{type=\"release\"}"));
+            assertEquals(1.0, sample(m, "depot_request_errors_total{code=\"object_missing\",type=\"get\"}"));
+            assertEquals(1.0, sample(m, "depot_seal_waits_total"));
+            assertEquals(1.0, sample(m, "depot_seal_wakeups_total"));
+        }
+    }
+
+    @Test
+    void shouldAnswerOtherPathsWith404() throws Exception {
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(metrics.url().replace("/metrics", "/x")))
+            .build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(404, r.statusCode());
+        assertTrue(metrics.url().startsWith("http://127.0.0.1:"), metrics.url());
+    }
+
+    private static double sample(Map<String, Double> samples, String name) {
+        Double v = samples.get(name);
+        if (v == null) {
+            throw new AssertionError("no sample " + name + " in " + samples.keySet());
+        }
+        return v;
+    }
+
+    /** The samples of one scrape: {@code name{labels}} to value; checks the content type on the way. */
+    private Map<String, Double> scrape() throws IOException, InterruptedException {
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(metrics.url())).build(),
+            HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, r.statusCode(), r::body);
+        assertTrue(r.headers().firstValue("Content-Type").orElse("").startsWith("text/plain; version=0.0.4"),
+            r.headers()::toString);
+        Map<String, Double> samples = new LinkedHashMap<>();
+        for (String line : r.body().lines().toList()) {
+            if (!line.isBlank() && !line.startsWith("#")) {
+                int space = line.lastIndexOf(' ');
+                samples.put(line.substring(0, space), Double.parseDouble(line.substring(space + 1)));
+            }
+        }
+        return samples;
+    }
+}

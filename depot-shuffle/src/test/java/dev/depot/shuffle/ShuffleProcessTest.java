@@ -1,0 +1,117 @@
+package dev.depot.shuffle;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.depot.client.testing.ChildJvm;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Shuffles whose map and reduce tasks run in other JVMs, and what happens when one of them is killed. */
+class ShuffleProcessTest {
+    private static final long SEED = 7;
+    private final ShuffleStore store = new ShuffleStore(64L << 20);
+    private final List<ChildJvm> children = new ArrayList<>();
+
+    @AfterEach
+    void reapChildrenAndCloseStore() throws InterruptedException {
+        try {
+            for (ChildJvm c : children) {
+                c.close();
+            }
+        } finally {
+            store.close();
+        }
+    }
+
+    private ChildJvm start(Class<?> main, Object... args) {
+        String[] a = new String[args.length];
+        for (int i = 0; i < args.length; i++) {
+            a[i] = String.valueOf(args[i]);
+        }
+        ChildJvm c = ChildJvm.start(main, a);
+        children.add(c);
+        return c;
+    }
+
+    private static long expectedBytes(int maps, int partitions, int p) {
+        long n = 0;
+        for (int m = 0; m < maps; m++) {
+            n += MapTaskMain.sizes(SEED, m, partitions)[p];
+        }
+        return n;
+    }
+
+    @Test
+    void shouldShuffleBetweenJvmsWithReducersStartedBeforeTheMaps() throws InterruptedException {
+        int maps = 3;
+        int partitions = 4;
+        try (Shuffle s = Shuffle.create(store.client(), "x1", maps, partitions)) {
+            ChildJvm r0 = start(ReduceTaskMain.class, store.dir(), "x1", SEED, "exit", 0, 1);
+            ChildJvm r1 = start(ReduceTaskMain.class, store.dir(), "x1", SEED, "exit", 2, 3);
+            List<ChildJvm> mappers = new ArrayList<>();
+            for (int m = 0; m < maps; m++) {
+                mappers.add(start(MapTaskMain.class, store.dir(), "x1", m, SEED, "commit"));
+            }
+            for (ChildJvm m : mappers) {
+                m.awaitLine("committed", 60);
+                assertEquals(0, m.waitFor(30));
+            }
+            assertEquals("ok 0 " + expectedBytes(maps, partitions, 0), r0.awaitLine("", 60));
+            assertEquals("ok 1 " + expectedBytes(maps, partitions, 1), r0.awaitLine("", 60));
+            assertEquals("ok 2 " + expectedBytes(maps, partitions, 2), r1.awaitLine("", 60));
+            assertEquals("ok 3 " + expectedBytes(maps, partitions, 3), r1.awaitLine("", 60));
+            assertEquals(0, r0.waitFor(30));
+            assertEquals(0, r1.waitFor(30));
+            try (ShuffleReader r = s.reader(2, 0)) {
+                assertEquals(expectedBytes(maps, partitions, 2), r.byteSize(), "the creator reads it too");
+            }
+        }
+        assertEquals(0, store.objects());
+    }
+
+    @Test
+    void shouldFailReadersNamingAMapWhoseProcessWasKilled() throws InterruptedException {
+        try (Shuffle s = Shuffle.create(store.client(), "x2", 2, 2)) {
+            ChildJvm good = start(MapTaskMain.class, store.dir(), "x2", 0, SEED, "commit");
+            ChildJvm doomed = start(MapTaskMain.class, store.dir(), "x2", 1, SEED, "hang");
+            good.awaitLine("committed", 60);
+            doomed.awaitLine("opened", 60);
+            long pid = doomed.pid();
+            doomed.kill();
+            var e = assertThrows(Shuffle.MapFailedException.class, () -> s.reader(0, 60_000));
+            assertEquals(1, e.map());
+            assertTrue(e.getMessage().contains("died (pid " + pid + " exited)"), e.getMessage());
+        }
+        awaitEmptyStore();
+    }
+
+    @Test
+    void shouldFreeEverythingWhenAReducerIsKilledHoldingItsSlices() throws InterruptedException {
+        try (Shuffle s = Shuffle.create(store.client(), "x3", 2, 3)) {
+            for (int m = 0; m < 2; m++) {
+                start(MapTaskMain.class, store.dir(), "x3", m, SEED, "commit").awaitLine("committed", 60);
+            }
+            ChildJvm reducer = start(ReduceTaskMain.class, store.dir(), "x3", SEED, "hold", 0, 1, 2);
+            reducer.awaitLine("holding", 60);
+            assertTrue(store.client().stats().pinnedBytes() > 0);
+            reducer.kill();
+        }
+        awaitEmptyStore();
+    }
+
+    /** The daemon's reaper returns a dead child's pins and unsealed objects within about a second. */
+    private void awaitEmptyStore() throws InterruptedException {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (store.objects() > 0 || store.client().stats().usedBytes() > 0) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("the store still holds " + store.client().list() + " 10 s after the shuffle"
+                    + " closed");
+            }
+            Thread.sleep(50);
+        }
+    }
+}
