@@ -58,8 +58,11 @@ def java_command(main, *args):
 
 
 def child_env():
+    """The environment of child processes: they import the same depot as the tests (installed or checkout)."""
+    import depot
     env = dict(os.environ)
-    env["PYTHONPATH"] = PYTHON_DIR + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(depot.__file__))) + os.pathsep + env.get(
+        "PYTHONPATH", "")
     return env
 
 
@@ -164,3 +167,12 @@ def client(daemon):
         yield c
     finally:
         c.close()
+
+
+def pytest_sessionstart(session):
+    """bin/test runs the suite against the installed package: make sure that is what `import depot` found."""
+    expected = os.environ.get("DEPOT_TEST_EXPECT_INSTALLED")
+    if expected:
+        import depot
+        if not os.path.abspath(depot.__file__).startswith(os.path.abspath(expected) + os.sep):
+            raise pytest.UsageError("expected the depot installed in %s, but imported %s" % (expected, depot.__file__))

@@ -1,1 +1,19 @@
-"""Depot integrations for Dask."""
+"""Dask on Depot: a scheduler whose worker processes pass results by id, ``share`` for put-once inputs, and a
+cache that every process on the node shares. See docs/DASK.md.
+
+    import depot.dask
+    with depot.dask.Scheduler(workers=4) as s:
+        result = collection.compute(scheduler=s)
+"""
+
+try:
+    import dask  # noqa: F401
+except ImportError:  # pragma: no cover - depends on the environment
+    raise ImportError("depot.dask needs Dask: pip install 'depot[dask]' (or dask[array,dataframe])") from None
+
+from ._pool import WorkerDiedError, WorkerStartError
+from .cache import Cache
+from .scheduler import RemoteTraceback, Scheduler
+from .shared import Shared, share
+
+__all__ = ["Cache", "RemoteTraceback", "Scheduler", "Shared", "WorkerDiedError", "WorkerStartError", "share"]

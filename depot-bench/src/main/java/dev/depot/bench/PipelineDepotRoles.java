@@ -4,11 +4,10 @@ import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectId;
 import dev.depot.client.ObjectView;
 import dev.depot.client.ObjectWriter;
-import dev.depot.errors.StoreFullException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
-import java.util.concurrent.locks.LockSupport;
+import java.time.Duration;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -62,19 +61,12 @@ final class PipelineDepotRoles {
         io.say("RESULT create=" + Latencies.summary(create));
     }
 
-    /** Creates without evicting: objects not yet consumed must stay; waits while the store is full. */
+    /**
+     * Creates without evicting: objects not yet consumed must stay. While the store is full the create sleeps
+     * on the store's space futex word until the consumer's delete frees room (no polling).
+     */
     private static ObjectWriter createWhenRoom(DepotClient client, ObjectId id, long size) {
-        long deadline = System.nanoTime() + TIMEOUT_MILLIS * 1_000_000L;
-        while (true) {
-            try {
-                return client.create(id, size, new byte[0], DepotClient.CreateOption.NO_EVICT);
-            } catch (StoreFullException e) {
-                if (System.nanoTime() > deadline) {
-                    throw e;
-                }
-                LockSupport.parkNanos(100_000);
-            }
-        }
+        return client.create(id, size, new byte[0], Duration.ofMillis(TIMEOUT_MILLIS), DepotClient.CreateOption.NO_EVICT);
     }
 
     static void consumer(Path dir, String pair, Pipeline.Plan plan, ChildIo io) {

@@ -44,8 +44,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class DepotClient implements AutoCloseable {
     /** Passed to {@link #create(ObjectId, long, byte[], CreateOption...)}. */
     public enum CreateOption {
-        /** Fail with StoreFullException instead of evicting least-recently-used objects. */
-        NO_EVICT
+        /** Fail (or wait, with a timeout) instead of evicting least-recently-used objects. */
+        NO_EVICT,
+        /**
+         * Never evict this object. When room is needed, a daemon started with a spill directory writes it to
+         * disk and frees its memory; a get restores it. Without a spill directory it stays in memory until
+         * deleted.
+         */
+        KEEP
     }
 
     private static final byte[] NO_METADATA = new byte[0];
@@ -125,12 +131,27 @@ public final class DepotClient implements AutoCloseable {
      * @throws dev.depot.errors.StoreFullException when it does not fit
      */
     public ObjectWriter create(ObjectId id, long size, byte[] metadata, CreateOption... options) {
+        return create(id, size, metadata, Duration.ZERO, options);
+    }
+
+    /**
+     * As {@link #create(ObjectId, long, byte[], CreateOption...)}, but when the object does not fit (without
+     * evicting, for {@link CreateOption#NO_EVICT}) waits up to {@code timeout} for deletes, releases, evictions
+     * or spills to make room. The wait sleeps on a futex word that every free advances: no polling.
+     *
+     * @throws dev.depot.errors.StoreFullException when there is still no room after {@code timeout}
+     */
+    public ObjectWriter create(ObjectId id, long size, byte[] metadata, Duration timeout, CreateOption... options) {
         checkOpen();
-        boolean evict = true;
+        int flags = 0;
         for (CreateOption o : options) {
-            evict &= o != CreateOption.NO_EVICT;
+            flags |= switch (o) {
+                case NO_EVICT -> Store.CREATE_NO_EVICT;
+                case KEEP -> Store.CREATE_KEEP;
+            };
         }
-        long record = store.create(id.w0(), id.w1(), id.w2(), size, metadata, evict, id.toHex());
+        long timeoutNanos = timeout.isNegative() ? -1 : timeout.toNanos();
+        long record = store.create(id.w0(), id.w1(), id.w2(), size, metadata, flags, timeoutNanos, id.toHex());
         MemorySegment data = store.data(ClientTableDescriptor.pinnedSlot(record));
         ObjectWriter w = new ObjectWriter(this, id, record, data);
         openWriters.add(w);
@@ -180,8 +201,15 @@ public final class DepotClient implements AutoCloseable {
     public ObjectView tryGet(ObjectId id, long timeoutMillis) {
         checkOpen();
         Pin pin = store.tryPin(id.w0(), id.w1(), id.w2());
-        if (pin != null || timeoutMillis == 0) {
-            return pin == null ? null : view(id, pin);
+        if (pin != null) {
+            return view(id, pin);
+        }
+        if (restoreIfSpilled(id)) {
+            // A spilled object exists: wait for its restore even when the caller would not wait for a seal.
+            long spillWaitMillis = Store.SPILL_WAIT_NANOS / 1_000_000L;
+            timeoutMillis = timeoutMillis < 0 ? timeoutMillis : Math.max(timeoutMillis, spillWaitMillis);
+        } else if (timeoutMillis == 0) {
+            return null;
         }
         long start = System.nanoTime();
         long timeoutNanos = Timeouts.nanosOf(timeoutMillis);
@@ -192,6 +220,7 @@ public final class DepotClient implements AutoCloseable {
             if (pin != null) {
                 return view(id, pin);
             }
+            restoreIfSpilled(id);
             long now = System.nanoTime();
             long remaining = Timeouts.remainingNanos(timeoutNanos, start, now);
             if (remaining == 0) {
@@ -208,6 +237,20 @@ public final class DepotClient implements AutoCloseable {
             }
             store.awaitSeal(id.w0(), id.w1(), sequence, remaining);
         }
+    }
+
+    /**
+     * When {@code id} names a spilled object, asks the daemon to restore it (once, however many readers ask) and
+     * returns true; the restore is announced like a seal.
+     */
+    private boolean restoreIfSpilled(ObjectId id) {
+        int state = store.requestRestore(id.w0(), id.w1(), id.w2());
+        if (state == Store.RESTORE_IMPOSSIBLE) {
+            throw new DepotException("object " + id + " is spilled to " + store.spillDirectory() + " but no daemon"
+                + " with that spill directory runs to restore it; start `depot serve --dir " + directory()
+                + " --spill-dir DIR`");
+        }
+        return state == Store.RESTORE_UNDER_WAY;
     }
 
     /**
@@ -276,7 +319,8 @@ public final class DepotClient implements AutoCloseable {
     private static ObjectState stateOf(EntryState s) {
         return switch (s) {
             case CREATING -> ObjectState.CREATING;
-            case SEALED, EVICTING -> ObjectState.SEALED;
+            case SEALED, EVICTING, RESTORING -> ObjectState.SEALED;
+            case SPILLED, RESTORE_WANTED -> ObjectState.SPILLED;
             case DELETE_PENDING -> ObjectState.DELETE_PENDING;
             default -> ObjectState.DELETING;
         };

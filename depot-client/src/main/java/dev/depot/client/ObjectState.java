@@ -9,5 +9,7 @@ public enum ObjectState {
     /** Deleted while pinned: freed when the last view closes. */
     DELETE_PENDING,
     /** Being deleted or evicted right now. */
-    DELETING
+    DELETING,
+    /** A KEEP object written to the daemon's spill directory; a get restores it. */
+    SPILLED
 }

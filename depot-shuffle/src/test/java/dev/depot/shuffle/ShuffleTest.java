@@ -80,13 +80,25 @@ class ShuffleTest {
     void shouldTagSlicesAsArraysOfTheShufflesDtype() {
         try (Shuffle s = Shuffle.create(store.client(), "t2", 1, 2, Shuffle.Options.defaults().withDtype("<f8"))) {
             s.writeMap(0, List.of(MemorySegment.ofArray(new double[] {1.5, 2.5}), MemorySegment.ofArray(new double[0])));
-            try (ObjectView v = store.client().get(s.ids().slice(0, 0), 0)) {
-                assertEquals(ArrayMetadata.of("<f8", 2), ArrayMetadata.decode(v.metadata()));
+            try (ObjectView v = store.client().get(s.ids().mapData(0), 0)) {
+                assertEquals(ArrayMetadata.of("<f8", 2), ArrayMetadata.decode(v.metadata()), "the map's data object");
             }
             try (ShuffleReader r = s.reader(0, 1000)) {
                 assertArrayEquals(new double[] {1.5, 2.5}, r.slice(0).toArray(ValueLayout.JAVA_DOUBLE));
             }
             assertThrows(IllegalArgumentException.class, () -> s.writer(0, new long[] {3, 0}));
+        }
+    }
+
+    @Test
+    void shouldTagEachSliceObjectAsAnArrayInThePerSliceLayout() {
+        try (Shuffle s = Shuffle.create(store.client(), "t2b", 1, 2,
+            Shuffle.Options.defaults().withDtype("<i8").withLayout(Shuffle.Layout.PER_SLICE))) {
+            s.writeMap(0, List.of(MemorySegment.ofArray(new long[] {1, 2, 3}), MemorySegment.ofArray(new long[0])));
+            try (ObjectView v = store.client().get(s.ids().slice(0, 0), 0)) {
+                assertEquals(ArrayMetadata.of("<i8", 3), ArrayMetadata.decode(v.metadata()));
+            }
+            assertEquals(false, store.client().contains(s.ids().slice(0, 1)), "an empty slice has no object");
         }
     }
 

@@ -54,6 +54,40 @@ public final class ClientTable {
         return -1;
     }
 
+    /**
+     * Takes over a slot whose process is dead (pid gone, or reused by another start time), with one CAS of its
+     * identity from the dead one to ours; returns its index, or -1 when every slot belongs to a live process.
+     * The slot still holds what the dead process left (pins, and index entries naming it as owner): the caller
+     * must settle them under the allocator lock before using the slot ({@code Reaper.settleTakenOverSlot}), as a
+     * reaper would have. A reaper racing us checks the identity under the lock and leaves the slot alone.
+     */
+    public int takeOverDead(int kind) {
+        long self = ProcessIdentity.self();
+        for (int c = 0; c < maxClients; c++) {
+            long base = c * slotLength;
+            long dead = Atomics.getLongVolatile(table, base + IDENTITY_OFFSET);
+            if (dead != 0 && dead != self && !ProcessIdentity.isAlive(dead)
+                && Atomics.compareAndSetLong(table, base + IDENTITY_OFFSET, dead, self)) {
+                table.set(ValueLayout.JAVA_INT, base + KIND_OFFSET, kind);
+                table.set(ValueLayout.JAVA_LONG, base + REGISTERED_AT_OFFSET, System.currentTimeMillis());
+                return c;
+            }
+        }
+        return -1;
+    }
+
+    /** Pids of the processes holding slots (for messages), at most {@code limit}. */
+    public java.util.List<Integer> registeredPids(int limit) {
+        java.util.List<Integer> pids = new java.util.ArrayList<>();
+        for (int c = 0; c < maxClients && pids.size() < limit; c++) {
+            long id = identity(c);
+            if (id != 0) {
+                pids.add(ProcessIdentity.pidOf(id));
+            }
+        }
+        return pids;
+    }
+
     /** The packed identity (pid, start time) in a slot; 0 when free. */
     public long identity(int client) {
         return Atomics.getLongVolatile(table, client * slotLength + IDENTITY_OFFSET);

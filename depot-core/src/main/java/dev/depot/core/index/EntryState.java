@@ -10,6 +10,9 @@ package dev.depot.core.index;
  *                                            --pinned--&gt; DELETE_PENDING --last unpin / sweep--&gt; DELETING
  *   SEALED --evict (CAS, under lock)--&gt; EVICTING(owner) --no pins--&gt; TOMBSTONE, --pinned--&gt; SEALED
  *   TOMBSTONE --cleanup when the next slot is EMPTY (lock)--&gt; EMPTY
+ *   SEALED(KEEP) --spill file complete: EVICTING(daemon), no pins (lock)--&gt; SPILLED (block freed)
+ *   SPILLED --get (CAS)--&gt; RESTORE_WANTED --block allocated (lock)--&gt; RESTORING(daemon) --file read--&gt; SEALED
+ *   SPILLED, RESTORE_WANTED --delete (CAS, then lock)--&gt; TOMBSTONE
  * </pre>
  * Only SEALED entries can be pinned. A reader that finds EVICTING waits briefly: eviction either frees the
  * object or puts it back.
@@ -21,7 +24,13 @@ public enum EntryState {
     DELETING(3),
     DELETE_PENDING(4),
     EVICTING(5),
-    TOMBSTONE(6);
+    TOMBSTONE(6),
+    /** A KEEP object written to the spill directory; it holds an index slot but no heap (minor version 1). */
+    SPILLED(7),
+    /** A spilled object a reader asked for: the daemon's spiller restores it. */
+    RESTORE_WANTED(8),
+    /** The daemon is reading a spilled object back into the block the entry names. */
+    RESTORING(9);
 
     private static final EntryState[] BY_CODE = values();
 
@@ -40,8 +49,13 @@ public enum EntryState {
         return BY_CODE[code];
     }
 
-    /** True for entries that hold heap space and an id. */
+    /** True for entries that hold an id (all but SPILLED and RESTORE_WANTED also hold heap space). */
     public boolean isLive() {
         return this != EMPTY && this != TOMBSTONE;
+    }
+
+    /** True for live entries whose data is on disk, not in the heap. */
+    public boolean isSpilled() {
+        return this == SPILLED || this == RESTORE_WANTED;
     }
 }

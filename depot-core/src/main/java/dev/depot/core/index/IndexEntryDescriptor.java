@@ -10,7 +10,7 @@ package dev.depot.core.index;
  *    0                   1                   2                   3
  *    0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
  *   +---------------------------------------------------------------+ 0
- *   |  State word: generation (32) | owner client (16) | state (8)   |
+ *   | State word: generation (32) | flags (8) | owner (16) | state (8)|
  *   +---------------------------------------------------------------+ 8
  *   |                   Object id (20 bytes)                        |
  *   +                               +-------------------------------+ 28
@@ -26,7 +26,12 @@ package dev.depot.core.index;
  *   +---------------------------------------------------------------+ 64
  * </pre>
  * The fields at 8..56 are written before the state word is published with a release store (insert) and are
- * not changed while the entry is live.
+ * not changed while the entry is live, except the block offset of a spilled entry, which the restorer writes
+ * under the lock before it publishes RESTORING (nobody reads the block of a SPILLED or RESTORE_WANTED entry).
+ *
+ * <p>The flags byte of the state word (bits 24..31, minor version 1) holds {@link #FLAG_KEEP}: the object is
+ * never evicted, only spilled. Flags are set at insert and kept by every transition of a live object
+ * ({@link #withState}); a deleted entry drops them.
  */
 public final class IndexEntryDescriptor {
     public static final int STATE_WORD_OFFSET = 0;
@@ -48,7 +53,12 @@ public final class IndexEntryDescriptor {
     private static final int STATE_BITS = 8;
     private static final int OWNER_SHIFT = STATE_BITS;
     private static final int OWNER_MASK = 0xffff;
+    private static final int FLAGS_SHIFT = 24;
+    private static final int FLAGS_MASK = 0xff;
     private static final int GENERATION_SHIFT = 32;
+
+    /** Flag: never evict this object; a daemon with a spill directory writes it to disk instead. */
+    public static final int FLAG_KEEP = 1;
 
     /**
      * No entry is placed more than this many slots from its home, so every lookup ends within this many slots
@@ -77,6 +87,23 @@ public final class IndexEntryDescriptor {
 
     public static long stateWord(int generation, int owner, EntryState state) {
         return ((long) generation << GENERATION_SHIFT) | ((long) (owner & OWNER_MASK) << OWNER_SHIFT) | state.code;
+    }
+
+    public static long stateWord(int generation, int owner, EntryState state, int flags) {
+        return stateWord(generation, owner, state) | ((long) (flags & FLAGS_MASK) << FLAGS_SHIFT);
+    }
+
+    /** The same generation and flags with a new owner and state. */
+    public static long withState(long stateWord, int owner, EntryState state) {
+        return stateWord(generation(stateWord), owner, state, flags(stateWord));
+    }
+
+    public static int flags(long stateWord) {
+        return (int) (stateWord >>> FLAGS_SHIFT) & FLAGS_MASK;
+    }
+
+    public static boolean isKept(long stateWord) {
+        return (flags(stateWord) & FLAG_KEEP) != 0;
     }
 
     public static EntryState state(long stateWord) {

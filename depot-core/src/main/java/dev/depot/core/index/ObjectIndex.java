@@ -104,8 +104,26 @@ public final class ObjectIndex {
             if (st == EntryState.EMPTY) {
                 return -1;
             }
-            if ((st == EntryState.CREATING || st == EntryState.SEALED || st == EntryState.EVICTING)
+            if (st != EntryState.TOMBSTONE && st != EntryState.DELETING && st != EntryState.DELETE_PENDING
                 && idEquals(slot, w0, w1, w2)) {
+                return slot;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * Finds a spilled entry with this id (SPILLED, RESTORE_WANTED or RESTORING), or -1. Lock-free; the caller
+     * validates what it does with a CAS of the state word.
+     */
+    public int findSpilled(long w0, long w1, int w2) {
+        int slot = home(w0, w1);
+        for (int probe = 0; probe < maxProbe; probe++, slot = (slot + 1) & mask) {
+            EntryState st = state(stateWordAcquire(slot));
+            if (st == EntryState.EMPTY) {
+                return -1;
+            }
+            if ((st.isSpilled() || st == EntryState.RESTORING) && idEquals(slot, w0, w1, w2)) {
                 return slot;
             }
         }
@@ -146,6 +164,12 @@ public final class ObjectIndex {
      * @return the pin record {@code (slot, generation)} of the new entry
      */
     public long insert(long w0, long w1, int w2, long blockOffset, long dataLength, int metadataLength, int owner) {
+        return insert(w0, w1, w2, blockOffset, dataLength, metadataLength, owner, 0);
+    }
+
+    /** As {@link #insert(long, long, int, long, long, int, int)} with state-word {@code flags}. */
+    public long insert(long w0, long w1, int w2, long blockOffset, long dataLength, int metadataLength, int owner,
+                       int flags) {
         int slot = home(w0, w1);
         int target = -1;
         for (int probe = 0; probe < maxProbe; probe++, slot = (slot + 1) & mask) {
@@ -171,7 +195,7 @@ public final class ObjectIndex {
         entries.set(ValueLayout.JAVA_LONG, base + CREATE_TIME_OFFSET, now);
         entries.set(ValueLayout.JAVA_LONG, base + LAST_ACCESS_OFFSET, now);
         // Publishes the fields above to lock-free readers, who acquire the state word before reading them.
-        putStateWordRelease(target, stateWord(generation, owner, EntryState.CREATING));
+        putStateWordRelease(target, stateWord(generation, owner, EntryState.CREATING, flags));
         return ClientTableDescriptor.pinRecord(target, generation);
     }
 
@@ -210,6 +234,14 @@ public final class ObjectIndex {
 
     public long blockOffset(int slot) {
         return entries.get(ValueLayout.JAVA_LONG, entryOffset(slot) + BLOCK_OFFSET_OFFSET);
+    }
+
+    /**
+     * Points a spilled entry at the block its data is being restored into. Under the lock, before the
+     * RESTORING state word is published with a release store.
+     */
+    public void putBlockOffset(int slot, long blockOffset) {
+        entries.set(ValueLayout.JAVA_LONG, entryOffset(slot) + BLOCK_OFFSET_OFFSET, blockOffset);
     }
 
     public long dataLength(int slot) {

@@ -2,7 +2,7 @@ package dev.depot.core.store;
 
 import static dev.depot.core.index.IndexEntryDescriptor.generation;
 import static dev.depot.core.index.IndexEntryDescriptor.state;
-import static dev.depot.core.index.IndexEntryDescriptor.stateWord;
+import static dev.depot.core.index.IndexEntryDescriptor.withState;
 import static dev.depot.core.store.StoreHeaderDescriptor.PENDING_DELETES_OFFSET;
 
 import dev.depot.core.clients.ClientTableDescriptor;
@@ -41,7 +41,11 @@ final class Deletion {
             // SEALED or EVICTING in one scan: an eviction that finds the object pinned puts it back to SEALED.
             long found = index.findSealed(w0, w1, w2);
             if (found == 0) {
-                return false;
+                int spilled = deleteSpilled(w0, w1, w2);
+                if (spilled == RETRY) {
+                    continue;
+                }
+                return spilled == DELETED;
             }
             int slot = ClientTableDescriptor.pinnedSlot(found);
             long sw = index.stateWordVolatile(slot);
@@ -58,12 +62,44 @@ final class Deletion {
             if (state(sw) != EntryState.SEALED) {
                 continue;
             }
-            long deleting = stateWord(generation(sw), store.me(), EntryState.DELETING);
+            long deleting = withState(sw, store.me(), EntryState.DELETING);
             if (!index.compareAndSetStateWord(slot, sw, deleting)) {
                 continue;
             }
             finishOrDefer(slot, deleting);
             return true;
+        }
+    }
+
+    private static final int NONE = 0;
+    private static final int DELETED = 1;
+    private static final int RETRY = 2;
+
+    /**
+     * Deletes a spilled object (SPILLED or RESTORE_WANTED: no pins can exist, no block is held) under the lock;
+     * waits for a restore in progress to finish first. The daemon's spiller removes the file when it sees the
+     * entry gone.
+     */
+    private int deleteSpilled(long w0, long w1, int w2) {
+        int sequence = store.sealSequence(w0, w1);
+        int slot = index.findSpilled(w0, w1, w2);
+        if (slot < 0) {
+            return NONE;
+        }
+        if (state(index.stateWordVolatile(slot)) == EntryState.RESTORING) {
+            store.awaitSeal(w0, w1, sequence, 10_000_000L);
+            return RETRY;
+        }
+        store.lockAndRecover();
+        try {
+            long sw = index.stateWordVolatile(slot);
+            if (!state(sw).isSpilled() || !index.idEquals(slot, w0, w1, w2)) {
+                return RETRY;
+            }
+            store.freeEntryUnderLock(slot);
+            return DELETED;
+        } finally {
+            store.releaseLock();
         }
     }
 
@@ -81,7 +117,7 @@ final class Deletion {
             }
             return;
         }
-        long pending = stateWord(generation(deleting), 0, EntryState.DELETE_PENDING);
+        long pending = withState(deleting, 0, EntryState.DELETE_PENDING);
         if (index.compareAndSetStateWord(slot, deleting, pending)) {
             store.addCounter(PENDING_DELETES_OFFSET, 1);
             // Dekker with unpin, which clears its record (volatile) and then loads the state (volatile): an
@@ -95,7 +131,7 @@ final class Deletion {
 
     /** Tries to complete a DELETE_PENDING entry whose state word is {@code pending}. */
     void tryFinishDelete(int slot, long pending) {
-        long deleting = stateWord(generation(pending), store.me(), EntryState.DELETING);
+        long deleting = withState(pending, store.me(), EntryState.DELETING);
         if (index.compareAndSetStateWord(slot, pending, deleting)) {
             store.addCounter(PENDING_DELETES_OFFSET, -1);
             finishOrDefer(slot, deleting);

@@ -8,10 +8,11 @@ import static dev.depot.core.store.StoreHeaderDescriptor.EVICTION_COUNT_OFFSET;
 
 import dev.depot.core.clients.ClientTableDescriptor;
 import dev.depot.core.index.EntryState;
+import dev.depot.core.index.IndexEntryDescriptor;
 import java.util.PriorityQueue;
 
 /**
- * Least-recently-used eviction of sealed, unpinned objects, under the allocator lock. Candidates are gathered
+ * Least-recently-used eviction of sealed, unpinned objects without the KEEP flag, under the allocator lock. Candidates are gathered
  * in batches of the {@link #BATCH} oldest by one scan of the index, then evicted one at a time, oldest first,
  * only until the request is met ("only as much as needed").
  *
@@ -72,7 +73,7 @@ final class Eviction {
     private long evictOne(int slot) {
         var index = store.index;
         long sw = index.stateWordVolatile(slot);
-        if (state(sw) != EntryState.SEALED) {
+        if (state(sw) != EntryState.SEALED || IndexEntryDescriptor.isKept(sw)) {
             return 0;
         }
         long evicting = stateWord(generation(sw), store.me(), EntryState.EVICTING);
@@ -96,7 +97,8 @@ final class Eviction {
         // Max-heap on last access: keeps the BATCH smallest.
         PriorityQueue<long[]> newest = new PriorityQueue<>(BATCH + 1, (a, b) -> Long.compare(b[0], a[0]));
         for (int slot = 0; slot < index.slots(); slot++) {
-            if (state(index.stateWordAcquire(slot)) != EntryState.SEALED) {
+            long sw = index.stateWordAcquire(slot);
+            if (state(sw) != EntryState.SEALED || IndexEntryDescriptor.isKept(sw)) {
                 continue;
             }
             long access = index.lastAccess(slot);

@@ -1,9 +1,8 @@
 package dev.depot.core.store;
 
-import static dev.depot.core.index.IndexEntryDescriptor.generation;
 import static dev.depot.core.index.IndexEntryDescriptor.owner;
 import static dev.depot.core.index.IndexEntryDescriptor.state;
-import static dev.depot.core.index.IndexEntryDescriptor.stateWord;
+import static dev.depot.core.index.IndexEntryDescriptor.withState;
 import static dev.depot.core.store.StoreHeaderDescriptor.PENDING_DELETES_OFFSET;
 
 import dev.depot.core.index.EntryState;
@@ -41,40 +40,72 @@ public final class Reaper {
 
     /** Reclaims client {@code client}, which had {@code identity}. */
     void reclaimClient(int client, long identity) {
-        var index = store.index;
+        boolean self = client == store.me();
         store.lockAndRecover();
         try {
             if (store.clients.identity(client) != identity) {
                 return;
             }
-            for (int slot = 0; slot < index.slots(); slot++) {
-                long sw = index.stateWordVolatile(slot);
-                EntryState st = state(sw);
-                if (!st.isLive() || owner(sw) != client) {
-                    continue;
-                }
-                switch (st) {
-                    case CREATING -> store.freeEntryUnderLock(slot);
-                    case EVICTING -> index.putStateWordRelease(slot, stateWord(generation(sw), 0, EntryState.SEALED));
-                    case DELETING -> {
-                        if (index.compareAndSetStateWord(slot, sw, stateWord(generation(sw), 0, EntryState.DELETE_PENDING))) {
-                            store.addCounter(PENDING_DELETES_OFFSET, 1);
-                        }
-                    }
-                    default -> {
-                    }
-                }
+            settleEntriesOf(client);
+            if (!self) {
+                // Under the lock: a process that takes the dead slot over settles it under the lock too, and pins
+                // only afterwards, so these cleared records can only be the dead process's.
+                store.clients.clearPins(client);
             }
         } finally {
             store.releaseLock();
         }
-        // The slot is freed only after the lock is released: the lock word names this slot when the client closes
-        // itself, and a waiter that saw the slot free would take the holder for dead and steal the lock.
-        store.clients.clearPins(client);
-        if (client == store.me()) {
+        if (self) {
+            // The slot is freed only after the lock is released: the lock word names this slot while the client
+            // closes itself, and a waiter that saw the slot free would take the holder for dead and steal the lock.
+            store.clients.clearPins(client);
             // Deletes that only our pins held back are ours to finish, while our slot is still ours.
             store.sweepPendingDeletes();
         }
         store.clients.release(client, identity);
+    }
+
+    /**
+     * Settles what the dead previous owner left in the slot this process has just taken over
+     * ({@link dev.depot.core.clients.ClientTable#takeOverDead}): its unsealed objects, half-done evictions and
+     * deletes, and its pins, exactly as the daemon's reaper would have reclaimed it.
+     */
+    void settleTakenOverSlot() {
+        int me = store.me();
+        store.lockAndRecover();
+        try {
+            settleEntriesOf(me);
+            store.clients.clearPins(me);
+        } finally {
+            store.releaseLock();
+        }
+        store.sweepPendingDeletes();
+    }
+
+    /** Under the lock: frees the client's unsealed objects, puts back its evictions, defers its deletes. */
+    private void settleEntriesOf(int client) {
+        var index = store.index;
+        for (int slot = 0; slot < index.slots(); slot++) {
+            long sw = index.stateWordVolatile(slot);
+            EntryState st = state(sw);
+            if (!st.isLive() || owner(sw) != client) {
+                continue;
+            }
+            switch (st) {
+                case CREATING -> store.freeEntryUnderLock(slot);
+                case EVICTING -> index.putStateWordRelease(slot,
+                    withState(sw, 0, EntryState.SEALED));
+                // Its block goes back to the heap; the spill file is still whole.
+                case RESTORING -> Spilling.returnToSpilledUnderLock(store, slot, sw);
+                case DELETING -> {
+                    if (index.compareAndSetStateWord(slot, sw,
+                        withState(sw, 0, EntryState.DELETE_PENDING))) {
+                        store.addCounter(PENDING_DELETES_OFFSET, 1);
+                    }
+                }
+                default -> {
+                }
+            }
+        }
     }
 }

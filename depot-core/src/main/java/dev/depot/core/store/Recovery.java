@@ -4,7 +4,13 @@ import static dev.depot.core.index.IndexEntryDescriptor.generation;
 import static dev.depot.core.index.IndexEntryDescriptor.owner;
 import static dev.depot.core.index.IndexEntryDescriptor.state;
 import static dev.depot.core.index.IndexEntryDescriptor.stateWord;
+import static dev.depot.core.index.IndexEntryDescriptor.isKept;
+import static dev.depot.core.index.IndexEntryDescriptor.withState;
+import static dev.depot.core.store.StoreHeaderDescriptor.KEPT_BYTES_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.KEPT_OBJECTS_OFFSET;
 import static dev.depot.core.store.StoreHeaderDescriptor.OBJECT_COUNT_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.SPILLED_BYTES_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.SPILLED_OBJECTS_OFFSET;
 import static dev.depot.core.store.StoreHeaderDescriptor.PENDING_DELETES_OFFSET;
 
 import dev.depot.core.heap.HeapBlockDescriptor;
@@ -21,6 +27,8 @@ import java.util.List;
  * <ul>
  *   <li>CREATING by a dead client: reclaimed (the object was never visible);</li>
  *   <li>EVICTING by a dead client: back to SEALED (eviction had not freed it);</li>
+ *   <li>RESTORING by a dead daemon: back to SPILLED (its block is not kept; the spill file is whole);</li>
+ *   <li>SPILLED and RESTORE_WANTED: hold no block; counted as objects and spilled bytes;</li>
  *   <li>DELETING by a dead client: DELETE_PENDING (the sweep finishes it);</li>
  *   <li>entries whose block lies outside the heap or overlaps another: dropped and reported.</li>
  * </ul>
@@ -43,6 +51,10 @@ public final class Recovery {
         int[] slotsOf = new int[32];
         int count = 0;
         long pending = 0;
+        long spilled = 0;
+        long spilledBytes = 0;
+        long kept = 0;
+        long keptBytes = 0;
         for (int slot = 0; slot < index.slots(); slot++) {
             long sw = index.stateWordVolatile(slot);
             EntryState st;
@@ -63,13 +75,22 @@ public final class Recovery {
                 continue;
             }
             if (st == EntryState.EVICTING && !ownerAlive) {
-                index.putStateWordRelease(slot, stateWord(generation(sw), 0, EntryState.SEALED));
+                index.putStateWordRelease(slot, withState(sw, 0, EntryState.SEALED));
+            } else if (st == EntryState.RESTORING && !ownerAlive) {
+                // The restorer died before the data was complete: the spill file is still the truth.
+                index.putStateWordRelease(slot, withState(sw, 0, EntryState.SPILLED));
+                st = EntryState.SPILLED;
             } else if (st == EntryState.DELETING && !ownerAlive) {
-                index.putStateWordRelease(slot, stateWord(generation(sw), 0, EntryState.DELETE_PENDING));
+                index.putStateWordRelease(slot, withState(sw, 0, EntryState.DELETE_PENDING));
                 st = EntryState.DELETE_PENDING;
             }
             if (st == EntryState.DELETE_PENDING) {
                 pending++;
+            }
+            if (st.isSpilled()) {
+                spilled++;
+                spilledBytes += HeapBlockDescriptor.blockSizeFor(index.dataLength(slot), index.metadataLength(slot));
+                continue;
             }
             long block = index.blockOffset(slot);
             long dataLength = index.dataLength(slot);
@@ -88,6 +109,10 @@ public final class Recovery {
                 blocks = Arrays.copyOf(blocks, blocks.length * 2);
                 slotsOf = Arrays.copyOf(slotsOf, slotsOf.length * 2);
             }
+            if (isKept(sw)) {
+                kept++;
+                keptBytes += size;
+            }
             blocks[2 * count] = block;
             blocks[2 * count + 1] = size;
             slotsOf[count] = slot;
@@ -95,7 +120,12 @@ public final class Recovery {
         }
         count = sortAndDropOverlaps(blocks, slotsOf, count);
         store.allocator.rebuild(blocks, count);
-        Atomics.putLongVolatile(store.header, OBJECT_COUNT_OFFSET, count);
+        Atomics.putLongVolatile(store.header, OBJECT_COUNT_OFFSET, count + spilled);
+        // Derived like the rest (a holder killed between a state change and a count's update leaves it off).
+        Atomics.putLongVolatile(store.header, KEPT_BYTES_OFFSET, kept == 0 ? 0 : keptBytes);
+        Atomics.putLongVolatile(store.header, KEPT_OBJECTS_OFFSET, kept);
+        Atomics.putLongVolatile(store.header, SPILLED_BYTES_OFFSET, spilledBytes);
+        Atomics.putLongVolatile(store.header, SPILLED_OBJECTS_OFFSET, spilled);
         Atomics.putLongVolatile(store.header, PENDING_DELETES_OFFSET, pending);
         return problems;
     }

@@ -79,10 +79,19 @@ public final class Store implements AutoCloseable {
         this.allocator = new HeapAllocator(header, heap);
         this.lock = new AllocationLock(header, clients);
         Atomics.checkAligned(header, FUTEX_WORDS_OFFSET, Integer.BYTES, "futex words");
-        this.me = registerWithRetry(kind);
+        Registration r = register(kind);
+        this.me = r.slot();
         this.myIdentity = ProcessIdentity.self();
         this.pins = new PinTable(clients.slot(me), layout.pinsPerClient());
         this.deletion = new Deletion(this);
+        if (r.tookOverDeadSlot()) {
+            try {
+                new Reaper(this).settleTakenOverSlot();
+            } catch (RuntimeException | Error e) {
+                clients.release(me, myIdentity);
+                throw e;
+            }
+        }
     }
 
     /** Opens an existing store and registers this process as a client. */
@@ -107,20 +116,32 @@ public final class Store implements AutoCloseable {
         }
     }
 
+    /** The client slot this process registered in; {@code tookOverDeadSlot} when a dead process held it. */
+    private record Registration(int slot, boolean tookOverDeadSlot) {
+    }
+
     /**
-     * Registers, waiting up to {@code 1.5 s} for the daemon to reclaim dead clients when the table is full.
+     * Claims a free client slot, else takes over one whose process is dead (settled by the caller), else waits up
+     * to {@code 1.5 s} for a live client to leave or die. A dead process's slot never keeps anyone out, with or
+     * without a daemon.
      */
-    private int registerWithRetry(int kind) {
+    private Registration register(int kind) {
         long deadline = System.nanoTime() + 1_500_000_000L;
         while (true) {
             int slot = clients.register(kind);
             if (slot >= 0) {
-                return slot;
+                return new Registration(slot, false);
+            }
+            slot = clients.takeOverDead(kind);
+            if (slot >= 0) {
+                return new Registration(slot, true);
             }
             if (System.nanoTime() > deadline) {
                 throw new ResourceLimitException(ErrorCode.TOO_MANY_CLIENTS, "the store at " + file.path().getParent()
-                    + " has all " + clients.maxClients() + " client slots taken by running processes; close a client"
-                    + " or recreate the store with a larger --max-clients");
+                    + " has all " + clients.maxClients() + " client slots taken by live processes (pids "
+                    + clients.registeredPids(8).stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(", "))
+                    + (clients.maxClients() > 8 ? ", ..." : "") + "); close a client or recreate the store with a larger"
+                    + " --max-clients");
             }
             try {
                 Thread.sleep(20);
@@ -153,6 +174,12 @@ public final class Store implements AutoCloseable {
         return file.path().getParent();
     }
 
+    /** The shared-memory steps of spilling and restoring, for the daemon's spiller. */
+    public Spilling spilling() {
+        checkOpen();
+        return new Spilling(this);
+    }
+
     public ClientTable clients() {
         return clients;
     }
@@ -161,11 +188,32 @@ public final class Store implements AutoCloseable {
         return index;
     }
 
+    /** {@link #create} flag: fail (or wait) instead of evicting least-recently-used objects. */
+    public static final int CREATE_NO_EVICT = 1;
+    /** {@link #create} flag: the object is never evicted; a daemon with a spill directory spills it instead. */
+    public static final int CREATE_KEEP = 2;
+    /** How long a create that only a spill can satisfy waits for the daemon's spiller at most. */
+    public static final long SPILL_WAIT_NANOS = 60_000_000_000L;
+
     /**
      * Creates an unsealed object and returns its pin record {@code (slot, generation)}; the caller owns it until
-     * {@link #seal} or {@link #abort}.
+     * {@link #seal} or {@link #abort}. Does not wait for room (except for a spill, see below).
      */
     public long create(long w0, long w1, int w2, long dataLength, byte[] metadata, boolean evict, String idText) {
+        return create(w0, w1, w2, dataLength, metadata, evict ? 0 : CREATE_NO_EVICT, 0, idText);
+    }
+
+    /**
+     * Creates an unsealed object and returns its pin record {@code (slot, generation)}. When it does not fit
+     * (after evicting, unless {@link #CREATE_NO_EVICT}), waits up to {@code timeoutNanos} (negative: forever) for
+     * deletes, releases, evictions or spills to make room: asleep on the space futex word, which every free bumps.
+     * When the room can only come from spilling KEEP objects and the daemon spills, waits for that too, up to
+     * {@link #SPILL_WAIT_NANOS} even when {@code timeoutNanos} is 0, unless the spiller reports that it cannot.
+     *
+     * @throws StoreFullException when there is no room by then; its figures come from counters, not a scan
+     */
+    public long create(long w0, long w1, int w2, long dataLength, byte[] metadata, int flags, long timeoutNanos,
+                       String idText) {
         checkOpen();
         if (dataLength < 0) {
             throw new IllegalArgumentException("data size must be >= 0, got " + dataLength);
@@ -177,55 +225,160 @@ public final class Store implements AutoCloseable {
         // Block size, not data size: a block larger than the heap never fits, so no object may be evicted for it.
         if (dataLength > layout.heapLength()
             || HeapBlockDescriptor.blockSizeFor(dataLength, metadata.length) > layout.heapLength()) {
-            throw storeFull(idText, dataLength, "it is larger than the whole store");
+            throw new StoreFullException("object " + idText + " needs " + dataLength + " bytes but does not fit: it"
+                + " is larger than the whole store (capacity " + layout.heapLength() + "); raise --capacity");
         }
         long blockSize = HeapBlockDescriptor.blockSizeFor(dataLength, metadata.length);
-        lockAndRecover();
-        try {
-            if (index.findBlocking(w0, w1, w2) >= 0) {
-                throw new ObjectExistsException("object " + idText + " exists already; ids are write-once: delete it"
-                    + " first or use another id");
+        boolean evict = (flags & CREATE_NO_EVICT) == 0;
+        int entryFlags = (flags & CREATE_KEEP) != 0 ? IndexEntryDescriptor.FLAG_KEEP : 0;
+        long start = System.nanoTime();
+        CreateFailure failure = new CreateFailure();
+        while (true) {
+            int sequence;
+            lockAndRecover();
+            try {
+                long record = tryCreateUnderLock(w0, w1, w2, dataLength, blockSize, metadata, evict, entryFlags, idText,
+                    failure);
+                if (record != 0) {
+                    return record;
+                }
+                // Read under the lock: every free bumps it under the lock, so one after this read ends the wait.
+                sequence = Atomics.getIntVolatile(header, SPACE_SEQUENCE_OFFSET);
+            } finally {
+                lock.release(me);
             }
-            if (evict && Atomics.getLongPlain(header, OBJECT_COUNT_OFFSET) >= layout.maxObjects()) {
-                // A full index is a full store too: make room by evicting the least recently used object.
-                new Eviction(this).evictBytes(1);
+            long waited = System.nanoTime() - start;
+            boolean spillCanHelp = failure.spillable() && spillerIsOn()
+                && Atomics.getIntVolatile(header, SPILL_ERROR_OFFSET) == 0;
+            long limit = timeoutNanos < 0 ? Long.MAX_VALUE
+                : Math.max(timeoutNanos, spillCanHelp ? SPILL_WAIT_NANOS : 0);
+            if (waited >= limit) {
+                throw failure.exception(idText, dataLength, evict, spillerIsOn() ? spillError() : null);
             }
-            if (Atomics.getLongPlain(header, OBJECT_COUNT_OFFSET) >= layout.maxObjects()) {
-                throw new StoreFullException("cannot create object " + idText + ": the index holds "
-                    + layout.maxObjects() + " objects, its maximum; delete objects or recreate the store with"
-                    + " more --max-objects");
+            if (spillCanHelp) {
+                requestSpill(blockSize);
             }
-            if (!index.hasRoomFor(w0, w1)) {
-                throw new StoreFullException("cannot create object " + idText + ": the " + IndexEntryDescriptor.MAX_PROBE
-                    + " index slots from its home are all taken (" + Atomics.getLongPlain(header, OBJECT_COUNT_OFFSET)
-                    + " objects in " + index.slots() + " slots); delete objects or recreate the store with more"
-                    + " --max-objects");
-            }
-            long block = allocator.allocate(blockSize);
-            if (block < 0 && evict) {
-                block = new Eviction(this).evictUntilAllocated(blockSize);
-            }
-            if (block < 0) {
-                throw storeFull(idText, dataLength, evict ? "even after evicting every unpinned object"
-                    : "and eviction is off for this create");
-            }
-            long dataStart = block + HeapBlockDescriptor.HEADER_LENGTH;
-            MemorySegment.copy(metadata, 0, heap, java.lang.foreign.ValueLayout.JAVA_BYTE, dataStart + dataLength,
-                metadata.length);
-            long record = index.insert(w0, w1, w2, block, dataLength, metadata.length, me);
-            addCounter(OBJECT_COUNT_OFFSET, 1);
-            return record;
-        } finally {
-            lock.release(me);
+            awaitSpace(sequence, limit == Long.MAX_VALUE ? -1 : limit - waited);
         }
     }
 
-    private StoreFullException storeFull(String idText, long dataLength, String why) {
-        StoreStatistics s = statistics();
-        return new StoreFullException("object " + idText + " needs " + dataLength + " bytes but does not fit " + why
-            + ": capacity " + s.capacityBytes() + ", free " + s.freeBytes() + " (largest free block "
-            + s.largestFreeBlock() + "), pinned " + s.pinnedBytes()
-            + "; raise --capacity, delete objects or release pinned views");
+    /** One attempt under the lock: the pin record, or 0 with {@code failure} filled in from counters. */
+    private long tryCreateUnderLock(long w0, long w1, int w2, long dataLength, long blockSize, byte[] metadata,
+                                    boolean evict, int entryFlags, String idText, CreateFailure failure) {
+        if (index.findBlocking(w0, w1, w2) >= 0) {
+            throw new ObjectExistsException("object " + idText + " exists already; ids are write-once: delete it"
+                + " first or use another id");
+        }
+        if (evict && Atomics.getLongPlain(header, OBJECT_COUNT_OFFSET) >= layout.maxObjects()) {
+            // A full index is a full store too: make room by evicting the least recently used object.
+            new Eviction(this).evictBytes(1);
+        }
+        if (Atomics.getLongPlain(header, OBJECT_COUNT_OFFSET) >= layout.maxObjects()) {
+            failure.indexFull("the index holds " + layout.maxObjects() + " objects, its maximum; delete objects or"
+                + " recreate the store with more --max-objects");
+            return 0;
+        }
+        if (!index.hasRoomFor(w0, w1)) {
+            failure.indexFull("the " + IndexEntryDescriptor.MAX_PROBE + " index slots from its home are all taken ("
+                + Atomics.getLongPlain(header, OBJECT_COUNT_OFFSET) + " objects in " + index.slots() + " slots);"
+                + " delete objects or recreate the store with more --max-objects");
+            return 0;
+        }
+        long block = allocator.allocate(blockSize);
+        if (block < 0 && evict) {
+            block = new Eviction(this).evictUntilAllocated(blockSize);
+        }
+        if (block < 0) {
+            // Counters only: no scan of the index while every other create and delete waits for this lock.
+            failure.heapFull(layout.heapLength(), allocator.usedBytes(), allocator.largestFreeBlock(),
+                Atomics.getLongPlain(header, KEPT_BYTES_OFFSET), Atomics.getLongPlain(header, KEPT_OBJECTS_OFFSET));
+            return 0;
+        }
+        long dataStart = block + HeapBlockDescriptor.HEADER_LENGTH;
+        MemorySegment.copy(metadata, 0, heap, java.lang.foreign.ValueLayout.JAVA_BYTE, dataStart + dataLength,
+            metadata.length);
+        long record = index.insert(w0, w1, w2, block, dataLength, metadata.length, me, entryFlags);
+        addCounter(OBJECT_COUNT_OFFSET, 1);
+        if (entryFlags != 0) {
+            addCounter(KEPT_BYTES_OFFSET, blockSize);
+            addCounter(KEPT_OBJECTS_OFFSET, 1);
+        }
+        return record;
+    }
+
+    /** True when a live daemon runs a spiller on this store. */
+    public boolean spillerIsOn() {
+        return Atomics.getIntVolatile(header, SPILL_STATE_OFFSET) == SPILL_STATE_ON
+            && ProcessIdentity.isAlive(Atomics.getLongVolatile(header, DAEMON_IDENTITY_OFFSET));
+    }
+
+    /** Why the spiller could not help, naming the spill directory; null when it reports no error. */
+    String spillError() {
+        int code = Atomics.getIntVolatile(header, SPILL_ERROR_OFFSET);
+        String dir = spillDirectory();
+        return switch (code) {
+            case 0 -> null;
+            case SPILL_ERROR_LIMIT -> "the spill directory " + dir + " holds its limit of "
+                + Atomics.getLongVolatile(header, SPILL_LIMIT_OFFSET) + " bytes; raise --spill-limit or delete objects";
+            case SPILL_ERROR_IO -> "writing to the spill directory " + dir + " failed (is its disk full?); see the"
+                + " daemon's log, free space there or delete objects";
+            default -> "every KEEP object is pinned or spilled already (spill directory " + dir + ")";
+        };
+    }
+
+    /** The daemon's spill directory as it published it in the header, or null. */
+    public String spillDirectory() {
+        int length = Atomics.getIntAcquire(header, SPILL_DIRECTORY_LENGTH_OFFSET);
+        if (length <= 0 || length > SPILL_DIRECTORY_MAX) {
+            return null;
+        }
+        byte[] b = new byte[length];
+        MemorySegment.copy(header, java.lang.foreign.ValueLayout.JAVA_BYTE, SPILL_DIRECTORY_OFFSET, b, 0, length);
+        return new String(b, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    /** Asks the daemon's spiller for room for a block of {@code blockSize} bytes and wakes it. */
+    private void requestSpill(long blockSize) {
+        while (true) {
+            long wanted = Atomics.getLongVolatile(header, SPILL_WANTED_BYTES_OFFSET);
+            if (wanted >= blockSize || Atomics.compareAndSetLong(header, SPILL_WANTED_BYTES_OFFSET, wanted, blockSize)) {
+                break;
+            }
+        }
+        wakeSpiller();
+    }
+
+    /** Bumps the spiller's futex word and wakes it: a spill or restore request is waiting. */
+    void wakeSpiller() {
+        Atomics.getAndAddInt(header, SPILL_REQUEST_SEQUENCE_OFFSET, 1);
+        Native.futexWakeAll(header.address() + SPILL_REQUEST_SEQUENCE_OFFSET);
+    }
+
+    /** Sleeps until the space sequence moves on from {@code sequence}, or the time passes (negative: no limit). */
+    private void awaitSpace(int sequence, long timeoutNanos) {
+        Atomics.getAndAddInt(header, SPACE_WAITERS_OFFSET, 1);
+        try {
+            // Dekker with spaceMayHaveFreed: we count ourselves, then the kernel re-checks the word; a freer bumps
+            // the word, then reads the count. One of the two sees the other.
+            Native.futexWait(header.address() + SPACE_SEQUENCE_OFFSET, sequence, timeoutNanos);
+        } finally {
+            Atomics.getAndAddInt(header, SPACE_WAITERS_OFFSET, -1);
+        }
+    }
+
+    /** Bumps the space sequence and wakes waiting creates: room may have been made. */
+    void spaceMayHaveFreed() {
+        Atomics.getAndAddInt(header, SPACE_SEQUENCE_OFFSET, 1);
+        if (Atomics.getIntVolatile(header, SPACE_WAITERS_OFFSET) > 0) {
+            Native.futexWakeAll(header.address() + SPACE_SEQUENCE_OFFSET);
+        }
+    }
+
+    /** As {@link #spaceMayHaveFreed} but only while a create waits: for unpins and seals, which free nothing. */
+    private void spaceMayHaveFreedIfWaited() {
+        if (Atomics.getIntVolatile(header, SPACE_WAITERS_OFFSET) > 0) {
+            spaceMayHaveFreed();
+        }
     }
 
     /** Seals an object this client created: it becomes immutable and visible, and waiters wake. */
@@ -233,15 +386,17 @@ public final class Store implements AutoCloseable {
         checkOpen();
         int slot = ClientTableDescriptor.pinnedSlot(record);
         int gen = (int) record;
-        long creating = stateWord(gen, me, EntryState.CREATING);
-        if (!index.compareAndSetStateWord(slot, creating, stateWord(gen, 0, EntryState.SEALED))) {
+        // The flags (KEEP) were set at insert and stay: expect them and keep them.
+        long creating = creatingWord(slot, gen);
+        if (!index.compareAndSetStateWord(slot, creating, IndexEntryDescriptor.withState(creating, 0, EntryState.SEALED))) {
             throw new IllegalStateException("cannot seal object in slot " + slot + ": it is no longer being created"
                 + " by this client (state word 0x" + Long.toHexString(index.stateWordVolatile(slot)) + ")");
         }
         notifySealed(slot);
+        spaceMayHaveFreedIfWaited();
     }
 
-    private void notifySealed(int slot) {
+    void notifySealed(int slot) {
         long word = futexWordOffset(futexBucket(index.homeOfSlot(slot)));
         Atomics.getAndAddInt(header, word, 1);
         // Dekker with waitForSeal: the waiter increments FUTEX_WAITERS then re-checks; we bumped the word then read.
@@ -277,7 +432,7 @@ public final class Store implements AutoCloseable {
     public void abort(long record) {
         checkOpen();
         int slot = ClientTableDescriptor.pinnedSlot(record);
-        long creating = stateWord((int) record, me, EntryState.CREATING);
+        long creating = creatingWord(slot, (int) record);
         lockAndRecover();
         try {
             if (index.stateWordVolatile(slot) != creating) {
@@ -289,11 +444,29 @@ public final class Store implements AutoCloseable {
         }
     }
 
+    /** The state word of generation {@code gen} being created by this client, with the flags the entry has. */
+    private long creatingWord(int slot, int gen) {
+        return stateWord(gen, me, EntryState.CREATING, IndexEntryDescriptor.flags(index.stateWordVolatile(slot)));
+    }
+
     /** Frees a live entry's block and removes the entry. Under the lock. */
     void freeEntryUnderLock(int slot) {
-        allocator.free(index.blockOffset(slot));
+        long sw = index.stateWordVolatile(slot);
+        if (state(sw).isSpilled()) {
+            addCounter(SPILLED_BYTES_OFFSET, -HeapBlockDescriptor.blockSizeFor(index.dataLength(slot),
+                index.metadataLength(slot)));
+            addCounter(SPILLED_OBJECTS_OFFSET, -1);
+        } else {
+            long block = index.blockOffset(slot);
+            if (IndexEntryDescriptor.isKept(sw)) {
+                addCounter(KEPT_BYTES_OFFSET, -allocator.blockSize(block));
+                addCounter(KEPT_OBJECTS_OFFSET, -1);
+            }
+            allocator.free(block);
+        }
         index.remove(slot);
         addCounter(OBJECT_COUNT_OFFSET, -1);
+        spaceMayHaveFreed();
     }
 
     /** Pins a sealed object; returns null when there is none with this id. Lock-free, no system call. */
@@ -330,6 +503,44 @@ public final class Store implements AutoCloseable {
         }
     }
 
+    /** {@link #requestRestore}: no spilled object has this id. */
+    public static final int NOT_SPILLED = 0;
+    /** {@link #requestRestore}: the object is spilled and being restored; wait for its seal notification. */
+    public static final int RESTORE_UNDER_WAY = 1;
+    /** {@link #requestRestore}: the object is spilled but no live daemon spills and restores. */
+    public static final int RESTORE_IMPOSSIBLE = 2;
+
+    /**
+     * When a spilled object has this id, asks the daemon's spiller to restore it: CAS SPILLED to RESTORE_WANTED
+     * (so concurrent readers ask once) and wake the spiller. The restore ends with a seal notification of the
+     * id's bucket, which {@link #awaitSeal} waits for. Lock-free.
+     */
+    public int requestRestore(long w0, long w1, int w2) {
+        checkOpen();
+        while (true) {
+            int slot = index.findSpilled(w0, w1, w2);
+            if (slot < 0) {
+                return NOT_SPILLED;
+            }
+            if (!spillerIsOn()) {
+                return RESTORE_IMPOSSIBLE;
+            }
+            long sw = index.stateWordVolatile(slot);
+            EntryState st = state(sw);
+            if (st == EntryState.SPILLED) {
+                if (!index.compareAndSetStateWord(slot, sw, IndexEntryDescriptor.withState(sw, 0, EntryState.RESTORE_WANTED))) {
+                    continue;
+                }
+                wakeSpiller();
+                return RESTORE_UNDER_WAY;
+            }
+            if (st == EntryState.RESTORE_WANTED || st == EntryState.RESTORING) {
+                return RESTORE_UNDER_WAY;
+            }
+            // Changed under us (restored, deleted): look again.
+        }
+    }
+
     /**
      * Lets an eviction in progress settle (it frees the object or puts it back within its pin scan); false once
      * it has taken longer than {@link #EVICTING_WAIT_NANOS} since {@code since}, which only a stuck evictor does.
@@ -350,6 +561,7 @@ public final class Store implements AutoCloseable {
     /** Clears a pin record; completes a deferred delete when this was the last pin on it. */
     private void release(long record, int position) {
         pins.unpin(position);
+        spaceMayHaveFreedIfWaited();
         int slot = ClientTableDescriptor.pinnedSlot(record);
         long sw = index.stateWordVolatile(slot);
         if (state(sw) == EntryState.DELETE_PENDING && generation(sw) == (int) record) {

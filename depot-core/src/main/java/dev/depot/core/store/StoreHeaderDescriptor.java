@@ -39,20 +39,36 @@ package dev.depot.core.store;
  *   | Allocator lock (client+1)     |  Used heap bytes              |
  *   | Object count                  |  Eviction count               |
  *   | Evicted bytes                 |  Pending deletes (hint)       |
- *   +-------------------------------+-------------------------------+ 384  seal notification
- *   | Futex waiters |                                               |
+ *   | Lock waiters  | Space sequence|  Kept bytes (KEEP objects)    |
+ *   | Kept objects                  |                               |
+ *   +-------------------------------+-------------------------------+ 384  waiters (any process)
+ *   | Futex waiters | Space waiters |                               |
  *   +---------------------------------------------------------------+ 512
  *   | Seal futex words: FUTEX_BUCKETS x int32                        |
  *   +---------------------------------------------------------------+ 1536
  *   | Free-list heads: FREE_BINS x int64 (heap offsets, -1 = empty) |
- *   +---------------------------------------------------------------+ 2048 .. 4096 reserved
+ *   +---------------------------------------------------------------+ 2048 spill requests (any client)
+ *   | Spill request sequence| (pad) |  Spill wanted bytes (max)     |
+ *   +-------------------------------+-------------------------------+ 2176 spiller (the daemon)
+ *   | Spill state   | Spill error   |  Spilled bytes                |
+ *   | Spilled objects               |  Spill count                  |
+ *   | Restore count                 |  Spill limit (bytes)          |
+ *   +-------------------------------+-------------------------------+ 2304 spill directory (the daemon)
+ *   | Dir length    | Spill directory path, UTF-8, SPILL_DIRECTORY_MAX bytes                |
+ *   +---------------------------------------------------------------+ 3328 .. 4096 reserved
  * </pre>
+ *
+ * <p>The space sequence is a futex word bumped (under the lock) by every step that may make room: a free, an
+ * unpin or seal while creates wait ({@code space waiters} &gt; 0). Blocking creates sleep on it. The spill request
+ * sequence is the daemon's futex word: clients bump it to ask for a spill (after raising {@code spill wanted
+ * bytes}) or a restore (after moving an entry to {@code RESTORE_WANTED}). Minor version 1 added the fields
+ * from {@code space sequence} on, the KEEP flag and the spill states of index entries.
  */
 public final class StoreHeaderDescriptor {
     /** "DEPOTSTO" in little-endian ASCII. */
     public static final long MAGIC = 0x4f54_5354_4f50_4544L;
     public static final int MAJOR_VERSION = 1;
-    public static final int MINOR_VERSION = 0;
+    public static final int MINOR_VERSION = 1;
 
     public static final int MAGIC_OFFSET = 0;
     public static final int MAJOR_VERSION_OFFSET = MAGIC_OFFSET + Long.BYTES;
@@ -79,17 +95,54 @@ public final class StoreHeaderDescriptor {
     public static final int PENDING_DELETES_OFFSET = EVICTED_BYTES_OFFSET + Long.BYTES;
     /** Processes sleeping on the allocator lock's futex (its low 32 bits); a hint for the releaser. */
     public static final int LOCK_WAITERS_OFFSET = PENDING_DELETES_OFFSET + Long.BYTES;
+    /** Futex word of creates waiting for room; bumped under the lock by frees (and by unpins while waited on). */
+    public static final int SPACE_SEQUENCE_OFFSET = LOCK_WAITERS_OFFSET + Integer.BYTES;
+    /** Heap bytes of live objects created with the KEEP flag (never evicted); under the lock. */
+    public static final int KEPT_BYTES_OFFSET = SPACE_SEQUENCE_OFFSET + Integer.BYTES;
+    public static final int KEPT_OBJECTS_OFFSET = KEPT_BYTES_OFFSET + Long.BYTES;
 
     public static final int FUTEX_WAITERS_OFFSET = 384;
+    /** Creates sleeping on the space sequence; freers wake them only when this is positive. */
+    public static final int SPACE_WAITERS_OFFSET = FUTEX_WAITERS_OFFSET + Integer.BYTES;
     public static final int FUTEX_BUCKETS = 256;
     public static final int FUTEX_WORDS_OFFSET = 512;
     public static final int FREE_BINS = 64;
     public static final int FREE_BINS_OFFSET = FUTEX_WORDS_OFFSET + FUTEX_BUCKETS * Integer.BYTES;
 
+
+    public static final int SPILL_REQUEST_SEQUENCE_OFFSET = 2048;
+    /** The largest block size a waiting create needs; raised with a max-CAS, cleared by the spiller. */
+    public static final int SPILL_WANTED_BYTES_OFFSET = SPILL_REQUEST_SEQUENCE_OFFSET + Long.BYTES;
+
+    /** {@link #SPILL_STATE_OFF} or {@link #SPILL_STATE_ON}, written by the daemon. */
+    public static final int SPILL_STATE_OFFSET = 2176;
+    /** 0, or a {@code SPILL_ERROR_*} code: why the last spill round could not make the room asked for. */
+    public static final int SPILL_ERROR_OFFSET = SPILL_STATE_OFFSET + Integer.BYTES;
+    public static final int SPILLED_BYTES_OFFSET = SPILL_ERROR_OFFSET + Integer.BYTES;
+    public static final int SPILLED_OBJECTS_OFFSET = SPILLED_BYTES_OFFSET + Long.BYTES;
+    public static final int SPILL_COUNT_OFFSET = SPILLED_OBJECTS_OFFSET + Long.BYTES;
+    public static final int RESTORE_COUNT_OFFSET = SPILL_COUNT_OFFSET + Long.BYTES;
+    public static final int SPILL_LIMIT_OFFSET = RESTORE_COUNT_OFFSET + Long.BYTES;
+
+    public static final int SPILL_DIRECTORY_LENGTH_OFFSET = 2304;
+    public static final int SPILL_DIRECTORY_OFFSET = SPILL_DIRECTORY_LENGTH_OFFSET + Integer.BYTES;
+    public static final int SPILL_DIRECTORY_MAX = 1020;
+
+    public static final int SPILL_STATE_OFF = 0;
+    public static final int SPILL_STATE_ON = 1;
+    /** Every KEEP object is pinned or spilled, and nothing else is evictable. */
+    public static final int SPILL_ERROR_NOTHING_TO_SPILL = 1;
+    /** The spill directory holds {@code spill limit} bytes already. */
+    public static final int SPILL_ERROR_LIMIT = 2;
+    /** Writing a spill file failed (the disk is full or failing). */
+    public static final int SPILL_ERROR_IO = 3;
+
     public static final int HEADER_LENGTH = 4096;
 
     static {
-        if (FREE_BINS_OFFSET + FREE_BINS * Long.BYTES > HEADER_LENGTH || CREATE_TIME_OFFSET + Long.BYTES > DAEMON_IDENTITY_OFFSET) {
+        if (SPILL_DIRECTORY_OFFSET + SPILL_DIRECTORY_MAX > HEADER_LENGTH || KEPT_OBJECTS_OFFSET + Long.BYTES > FUTEX_WAITERS_OFFSET
+            || FREE_BINS_OFFSET + FREE_BINS * Long.BYTES > SPILL_REQUEST_SEQUENCE_OFFSET
+            || CREATE_TIME_OFFSET + Long.BYTES > DAEMON_IDENTITY_OFFSET) {
             throw new AssertionError("header fields overlap");
         }
     }

@@ -6,7 +6,13 @@ import static dev.depot.core.store.StoreHeaderDescriptor.DAEMON_IDENTITY_OFFSET;
 import static dev.depot.core.store.StoreHeaderDescriptor.EVICTED_BYTES_OFFSET;
 import static dev.depot.core.store.StoreHeaderDescriptor.EVICTION_COUNT_OFFSET;
 import static dev.depot.core.store.StoreHeaderDescriptor.HEARTBEAT_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.KEPT_BYTES_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.KEPT_OBJECTS_OFFSET;
 import static dev.depot.core.store.StoreHeaderDescriptor.OBJECT_COUNT_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.RESTORE_COUNT_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.SPILLED_BYTES_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.SPILLED_OBJECTS_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.SPILL_COUNT_OFFSET;
 
 import dev.depot.core.clients.ClientTableDescriptor;
 import dev.depot.core.index.EntryState;
@@ -66,7 +72,10 @@ final class StoreSnapshot {
             Atomics.getLongVolatile(header, OBJECT_COUNT_OFFSET), sealed, unsealedBytes, store.clients.countRegistered(),
             Atomics.getLongVolatile(header, EVICTION_COUNT_OFFSET), Atomics.getLongVolatile(header, EVICTED_BYTES_OFFSET),
             largest, layout.maxObjects(), ProcessIdentity.isAlive(daemon) ? ProcessIdentity.pidOf(daemon) : 0,
-            Atomics.getLongAcquire(header, HEARTBEAT_OFFSET));
+            Atomics.getLongAcquire(header, HEARTBEAT_OFFSET), Atomics.getLongVolatile(header, KEPT_BYTES_OFFSET),
+            Atomics.getLongVolatile(header, KEPT_OBJECTS_OFFSET), Atomics.getLongVolatile(header, SPILLED_BYTES_OFFSET),
+            Atomics.getLongVolatile(header, SPILLED_OBJECTS_OFFSET), Atomics.getLongVolatile(header, SPILL_COUNT_OFFSET),
+            Atomics.getLongVolatile(header, RESTORE_COUNT_OFFSET), store.spillerIsOn() ? store.spillDirectory() : null);
     }
 
     List<ObjectEntry> list() {

@@ -2,12 +2,15 @@ package dev.depot.core.store;
 
 /**
  * A snapshot of a store's figures. {@code fragmentation} is {@code 1 - largestFreeBlock / freeBytes} (0 when
- * all free space is one block).
+ * all free space is one block). {@code kept*} are KEEP objects in memory, {@code spilled*} KEEP objects on disk
+ * in {@code spillDirectory} (null when no daemon spills); spilled bytes count as their heap block sizes.
  */
 public record StoreStatistics(long capacityBytes, long usedBytes, long freeBytes, long pinnedBytes,
                               long objectCount, long sealedCount, long unsealedBytes, int clientCount,
                               long evictionCount, long evictedBytes, long largestFreeBlock, long maxObjects,
-                              int daemonPid, long heartbeatMillis) {
+                              int daemonPid, long heartbeatMillis, long keptBytes, long keptObjects,
+                              long spilledBytes, long spilledObjects, long spillCount, long restoreCount,
+                              String spillDirectory) {
     public double fragmentation() {
         return freeBytes == 0 ? 0.0 : 1.0 - (double) largestFreeBlock / freeBytes;
     }

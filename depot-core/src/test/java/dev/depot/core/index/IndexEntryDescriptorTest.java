@@ -62,8 +62,8 @@ class IndexEntryDescriptorTest {
 
     @Test
     void shouldRejectAnUnknownStateCodeAsCorruption() {
-        var e = assertThrows(IllegalStateException.class, () -> state(0x07));
-        assertEquals("corrupt index entry: unknown state code 7 (known 0..6); run `depot doctor`", e.getMessage());
+        var e = assertThrows(IllegalStateException.class, () -> state(0x0a));
+        assertEquals("corrupt index entry: unknown state code 10 (known 0..9); run `depot doctor`", e.getMessage());
     }
 
     @Test

@@ -13,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.depot.core.clients.ClientTableDescriptor;
@@ -265,6 +266,66 @@ class RecoveryTest {
             assertEquals(0, f.headerLong(PENDING_DELETES_OFFSET));
             assertEquals(0, f.assertConsistent().usedBytes());
             assertEquals(0, f.store.reapDeadClients(), "reaping is idempotent");
+        }
+    }
+
+    @Test
+    void shouldTakeOverAndSettleADeadClientsSlotWhenTheTableIsFullWithoutADaemon() throws Exception {
+        try (var f = new StoreFixture()) {
+            long dead = DeadProcess.identity();
+            int max = f.store.clients.maxClients();
+            for (int c = 1; c < max; c++) {
+                f.registerIdentity(c, dead);
+            }
+            // The first dead slot (1) left an unsealed object and a pin that holds back a delete.
+            TestId unsealed = f.newId();
+            long orphan = f.create(unsealed, 1000, new byte[0]);
+            setState(f, orphan, 1, EntryState.CREATING);
+            TestId pinnedByDead = f.newId();
+            long record = f.put(pinnedByDead, 2000);
+            MemorySegment deadSlot = f.store.clients.slot(1);
+            Atomics.putIntRelease(deadSlot, ClientTableDescriptor.PIN_HIGH_WATER_OFFSET, 1);
+            Atomics.putLongVolatile(deadSlot, ClientTableDescriptor.pinRecordOffset(0), record);
+            assertTrue(f.delete(pinnedByDead));
+            assertEquals(EntryState.DELETE_PENDING, f.stateOf(record));
+
+            // No daemon reaps here: the newcomer itself takes the dead slot over, settling it first.
+            try (Store newcomer = Store.open(f.dir.path(), ClientTableDescriptor.KIND_JAVA)) {
+                assertEquals(1, newcomer.clientSlot());
+                assertTrue(newcomer.clients().isAlive(1));
+                assertFalse(f.stateOf(orphan).isLive(), "the dead client's unsealed object is freed");
+                assertFalse(f.stateOf(record).isLive(), "its pin is dropped and the deferred delete finished");
+                assertEquals(0, f.store.clients.countPins(record));
+                assertEquals(0, f.assertConsistent().usedBytes());
+                // and the newcomer works in its slot
+                TestId mine = f.newId();
+                long r = newcomer.create(mine.w0(), mine.w1(), mine.w2(), 10, new byte[0], false, mine.text());
+                newcomer.seal(r);
+                assertNotNull(f.pin(mine));
+            }
+            assertEquals(0, f.store.clients.identity(1), "closing frees the slot again");
+            for (int c = 2; c < max; c++) {
+                assertEquals(dead, f.store.clients.identity(c), "only one slot is taken over per registration");
+            }
+        }
+    }
+
+    @Test
+    void shouldCallOnlyLiveProcessesRunningWhenTheTableIsFull() throws Exception {
+        try (var f = new StoreFixture()) {
+            int max = f.store.clients.maxClients();
+            List<Store> sessions = new java.util.ArrayList<>();
+            try {
+                for (int c = 1; c < max; c++) {
+                    sessions.add(f.store.openSession(ClientTableDescriptor.KIND_JAVA));
+                }
+                var e = assertThrows(dev.depot.errors.ResourceLimitException.class,
+                    () -> Store.open(f.dir.path(), ClientTableDescriptor.KIND_JAVA));
+                assertTrue(e.getMessage().contains("client slots taken by live processes (pids "
+                    + ProcessHandle.current().pid()), e.getMessage());
+            } finally {
+                sessions.forEach(Store::close);
+            }
         }
     }
 }

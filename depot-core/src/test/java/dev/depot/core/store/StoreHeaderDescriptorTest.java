@@ -44,13 +44,34 @@ class StoreHeaderDescriptorTest {
         JAVA_LONG.withName("evictionCount"),
         JAVA_LONG.withName("evictedBytes"),
         JAVA_LONG.withName("pendingDeletes"),
-        JAVA_INT.withName("lockWaiters")).withName("allocator");
-    static final StructLayout WAITERS = MemoryLayout.structLayout(JAVA_INT.withName("futexWaiters")).withName("waiters");
+        JAVA_INT.withName("lockWaiters"),
+        JAVA_INT.withName("spaceSequence"),
+        JAVA_LONG.withName("keptBytes"),
+        JAVA_LONG.withName("keptObjects")).withName("allocator");
+    static final StructLayout WAITERS = MemoryLayout.structLayout(JAVA_INT.withName("futexWaiters"),
+        JAVA_INT.withName("spaceWaiters")).withName("waiters");
     static final MemoryLayout FUTEX_WORDS = MemoryLayout.sequenceLayout(FUTEX_BUCKETS, JAVA_INT).withName("futexWords");
     static final MemoryLayout FREE_LIST_HEADS = MemoryLayout.sequenceLayout(FREE_BINS, JAVA_LONG).withName("freeBins");
+    static final StructLayout SPILL_REQUESTS = MemoryLayout.structLayout(
+        JAVA_INT.withName("spillRequestSequence"),
+        MemoryLayout.paddingLayout(4),
+        JAVA_LONG.withName("spillWantedBytes")).withName("spillRequests");
+    static final StructLayout SPILLER = MemoryLayout.structLayout(
+        JAVA_INT.withName("spillState"),
+        JAVA_INT.withName("spillError"),
+        JAVA_LONG.withName("spilledBytes"),
+        JAVA_LONG.withName("spilledObjects"),
+        JAVA_LONG.withName("spillCount"),
+        JAVA_LONG.withName("restoreCount"),
+        JAVA_LONG.withName("spillLimit")).withName("spiller");
+    static final StructLayout SPILL_DIRECTORY = MemoryLayout.structLayout(
+        JAVA_INT.withName("spillDirectoryLength"),
+        MemoryLayout.sequenceLayout(SPILL_DIRECTORY_MAX, java.lang.foreign.ValueLayout.JAVA_BYTE)
+            .withName("spillDirectory")).withName("spillDirectoryGroup");
 
     /** Each group starts on its own 128-byte line: groups written by different processes never share one. */
-    static final MemoryLayout[] GROUPS = {CREATOR, DAEMON, ALLOCATOR, WAITERS, FUTEX_WORDS, FREE_LIST_HEADS};
+    static final MemoryLayout[] GROUPS = {CREATOR, DAEMON, ALLOCATOR, WAITERS, FUTEX_WORDS, FREE_LIST_HEADS, SPILL_REQUESTS,
+        SPILLER, SPILL_DIRECTORY};
 
     static final StructLayout HEADER = header();
 
@@ -107,6 +128,19 @@ class StoreHeaderDescriptorTest {
         assertEquals(EVICTED_BYTES_OFFSET, offset("allocator", "evictedBytes"));
         assertEquals(PENDING_DELETES_OFFSET, offset("allocator", "pendingDeletes"));
         assertEquals(FUTEX_WAITERS_OFFSET, offset("waiters", "futexWaiters"));
+        assertEquals(SPACE_WAITERS_OFFSET, offset("waiters", "spaceWaiters"));
+        assertEquals(SPACE_SEQUENCE_OFFSET, offset("allocator", "spaceSequence"));
+        assertEquals(KEPT_BYTES_OFFSET, offset("allocator", "keptBytes"));
+    }
+
+    @Test
+    void shouldPlaceSpillFieldsWhereTheDescriptorSays() {
+        assertEquals(SPILL_REQUEST_SEQUENCE_OFFSET, offset("spillRequests", "spillRequestSequence"));
+        assertEquals(SPILL_WANTED_BYTES_OFFSET, offset("spillRequests", "spillWantedBytes"));
+        assertEquals(SPILL_STATE_OFFSET, offset("spiller", "spillState"));
+        assertEquals(SPILLED_BYTES_OFFSET, offset("spiller", "spilledBytes"));
+        assertEquals(SPILL_LIMIT_OFFSET, offset("spiller", "spillLimit"));
+        assertEquals(SPILL_DIRECTORY_OFFSET, offset("spillDirectoryGroup", "spillDirectory"));
     }
 
     @Test
@@ -140,11 +174,13 @@ class StoreHeaderDescriptorTest {
     void shouldAlignEveryAtomicFieldNaturally() {
         int[] longs = {FILE_LENGTH_OFFSET, DAEMON_IDENTITY_OFFSET, HEARTBEAT_OFFSET, DAEMON_STARTS_OFFSET,
             ALLOC_LOCK_OFFSET, USED_BYTES_OFFSET, OBJECT_COUNT_OFFSET, EVICTION_COUNT_OFFSET, EVICTED_BYTES_OFFSET,
-            PENDING_DELETES_OFFSET, FREE_BINS_OFFSET};
+            PENDING_DELETES_OFFSET, FREE_BINS_OFFSET, KEPT_BYTES_OFFSET, KEPT_OBJECTS_OFFSET, SPILL_WANTED_BYTES_OFFSET,
+            SPILLED_BYTES_OFFSET, SPILLED_OBJECTS_OFFSET, SPILL_COUNT_OFFSET, RESTORE_COUNT_OFFSET, SPILL_LIMIT_OFFSET};
         for (int o : longs) {
             assertEquals(0, o % Long.BYTES, "long field at " + o);
         }
-        int[] ints = {MAJOR_VERSION_OFFSET, FUTEX_WAITERS_OFFSET, FUTEX_WORDS_OFFSET};
+        int[] ints = {MAJOR_VERSION_OFFSET, FUTEX_WAITERS_OFFSET, FUTEX_WORDS_OFFSET, SPACE_SEQUENCE_OFFSET, SPACE_WAITERS_OFFSET,
+            SPILL_REQUEST_SEQUENCE_OFFSET, SPILL_STATE_OFFSET, SPILL_ERROR_OFFSET};
         for (int o : ints) {
             assertEquals(0, o % Integer.BYTES, "int field at " + o);
         }

@@ -238,7 +238,7 @@ class StoreTest {
     }
 
     @Test
-    void shouldSayRequestedCapacityFreeAndPinnedWhenTheStoreIsFull() {
+    void shouldSayRequestedCapacityFreeAndKeptWhenTheStoreIsFull() {
         try (var f = new StoreFixture()) {
             TestId a = f.newId();
             TestId b = f.newId();
@@ -253,7 +253,8 @@ class StoreTest {
             long free = StoreFixture.CAPACITY - used;
             assertEquals("object " + c.text() + " needs 20000 bytes but does not fit even after evicting every unpinned"
                 + " object: capacity " + StoreFixture.CAPACITY + ", free " + free + " (largest free block " + free
-                + "), pinned 50000; raise --capacity, delete objects or release pinned views", e.getMessage());
+                + "), kept 0 in 0 KEEP object(s); raise --capacity, delete objects or release pinned views (`depot stat`"
+                + " shows pinned bytes)", e.getMessage());
             assertEquals(ErrorCode.STORE_FULL, e.code());
             assertNotNull(f.pin(a), "pinned objects survive");
             f.store.unpin(pa);
@@ -268,7 +269,7 @@ class StoreTest {
             TestId id = f.newId();
             var e = assertThrows(StoreFullException.class,
                 () -> f.store.create(id.w0(), id.w1(), id.w2(), StoreFixture.CAPACITY + 1, new byte[0], true, id.text()));
-            assertTrue(e.getMessage().contains("needs " + (StoreFixture.CAPACITY + 1) + " bytes but does not fit it is"
+            assertTrue(e.getMessage().contains("needs " + (StoreFixture.CAPACITY + 1) + " bytes but does not fit: it is"
                 + " larger than the whole store"), e.getMessage());
         }
     }

@@ -1,0 +1,253 @@
+package dev.depot.shuffle.sort;
+
+import dev.depot.client.DepotClient;
+import dev.depot.server.DepotServer;
+import dev.depot.server.ServerConfig;
+import dev.depot.shuffle.Shuffle;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Stream;
+
+/**
+ * The sort demo's driver ({@code depot sort}): sorts {@code --count} numbers by a sample sort through a Depot
+ * shuffle, with worker JVMs it starts and reaps, on a store it starts itself, beside the single-process
+ * {@code Arrays.sort} of the same data in the same run. See {@code docs/SHUFFLE.md}.
+ *
+ * <pre>
+ *  depot sort [--count 1e8] [--workers N] [--dtype float64|int64] [--json] [--seed S] [--specials]
+ *             [--runs single,1,N]
+ * </pre>
+ */
+public final class SortMain {
+    static final String USAGE = "usage: depot sort [--count 1e8] [--workers N] [--dtype float64|int64] [--json]"
+        + " [--seed S] [--specials] [--runs single,1,N]";
+
+    /** Settings of one demo run. */
+    record Settings(long count, int workers, SortData type, long seed, boolean specials, boolean json, Set<String> runs) {
+        static Settings parse(String[] args) {
+            long count = 100_000_000L;
+            int workers = Math.max(2, Runtime.getRuntime().availableProcessors());
+            SortData type = SortData.FLOAT64;
+            long seed = 1;
+            boolean specials = false;
+            boolean json = false;
+            String runs = null;
+            for (int i = 0; i < args.length; i++) {
+                String a = args[i];
+                switch (a) {
+                    case "--count" -> count = parseCount(value(args, ++i, a));
+                    case "--workers" -> workers = Integer.parseInt(value(args, ++i, a));
+                    case "--dtype" -> type = SortData.parse(value(args, ++i, a));
+                    case "--seed" -> seed = Long.parseLong(value(args, ++i, a));
+                    case "--runs" -> runs = value(args, ++i, a);
+                    case "--specials" -> specials = true;
+                    case "--json" -> json = true;
+                    default -> throw new IllegalArgumentException("unknown option '" + a + "'\n" + USAGE);
+                }
+            }
+            if (count < 1 || workers < 1 || workers > 256) {
+                throw new IllegalArgumentException("--count must be >= 1 and --workers 1..256\n" + USAGE);
+            }
+            Set<String> r = new LinkedHashSet<>(List.of((runs == null ? "single,1," + workers : runs).split(",")));
+            return new Settings(count, workers, type, seed, specials, json, r);
+        }
+
+        private static String value(String[] args, int i, String option) {
+            if (i >= args.length) {
+                throw new IllegalArgumentException(option + " needs a value\n" + USAGE);
+            }
+            return args[i];
+        }
+
+        /** {@code 1e9}, {@code 100000000} or {@code 100_000_000}. */
+        static long parseCount(String s) {
+            double d = Double.parseDouble(s.replace("_", ""));
+            if (d != Math.rint(d) || d > Long.MAX_VALUE) {
+                throw new IllegalArgumentException("--count must be a whole number, got " + s);
+            }
+            return (long) d;
+        }
+
+        long dataBytes() {
+            return count * Long.BYTES;
+        }
+    }
+
+    private SortMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Settings s;
+        try {
+            s = Settings.parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("depot sort: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        SortReport report = run(s, s.json() ? null : System.out);
+        if (s.json()) {
+            System.out.println(report.json());
+        } else {
+            report.print(System.out);
+        }
+        System.exit(report.verified() ? 0 : 1);
+    }
+
+    /** Runs every requested configuration; progress goes to {@code progress} (null: quiet). */
+    static SortReport run(Settings s, PrintStream progress) throws InterruptedException {
+        SortReport report = new SortReport(s);
+        for (String r : s.runs()) {
+            if (progress != null) {
+                progress.printf(Locale.ROOT, "depot sort: running %s...%n", r.equals("single") ? "the single-process sort"
+                    : "depot with " + r + " worker(s)");
+            }
+            report.add(r.equals("single") ? single(s) : depot(s, Integer.parseInt(r.trim())));
+        }
+        return report;
+    }
+
+    private static SortReport.Run single(Settings s) throws InterruptedException {
+        long start = System.nanoTime();
+        try (WorkerProcess w = WorkerProcess.start("single", s.dataBytes() + (256L << 20), 0,
+                List.of("single", Long.toString(s.count()), s.type().name().toLowerCase(), Long.toString(s.seed()),
+                    Boolean.toString(s.specials())));
+             MemorySampler mem = new MemorySampler(null)) {
+            mem.watch(w.pid());
+            Map<String, String> r = w.result(Long.MAX_VALUE);
+            return SortReport.Run.of("single", 0, List.of(r), (System.nanoTime() - start) / 1e9, mem.peakBytes(), s);
+        }
+    }
+
+    private static SortReport.Run depot(Settings s, int workers) throws InterruptedException {
+        long start = System.nanoTime();
+        Path dir = Path.of("/dev/shm", "depot-sort-" + UUID.randomUUID());
+        long capacity = s.dataBytes() + s.dataBytes() / 32 + (64L << 20) + (long) workers * workers * (64 << 10);
+        Thread cleanup = new Thread(() -> deleteTree(dir), "depot-sort-cleanup");
+        Runtime.getRuntime().addShutdownHook(cleanup);
+        List<WorkerProcess> procs = new ArrayList<>();
+        try (DepotServer server = DepotServer.start(ServerConfig.defaults().withDirectory(dir).withCapacity(capacity)
+                .withControlSocket(false), msg -> { });
+             MemorySampler mem = new MemorySampler(dir)) {
+            DepotClient client = server.client();
+            String id = "sort-" + UUID.randomUUID();
+            try (Shuffle samples = Shuffle.create(client, id + "-samples", workers, 1,
+                    Shuffle.Options.defaults().withDtype(SortData.INT64.dtype()));
+                 Shuffle data = Shuffle.create(client, id, workers, workers,
+                     Shuffle.Options.defaults().withDtype(s.type().dtype()))) {
+                long share = s.dataBytes() / workers + SortData.BLOCK * (long) Long.BYTES;
+                try {
+                    for (int w = 0; w < workers; w++) {
+                        WorkerProcess p = WorkerProcess.start("worker-" + w, share + share / 4 + (256L << 20), share,
+                            List.of("depot", dir.toString(), id, Integer.toString(w), Integer.toString(workers),
+                                Long.toString(s.count()), s.type().name().toLowerCase(), Long.toString(s.seed()),
+                                Boolean.toString(s.specials())));
+                        procs.add(p);
+                        mem.watch(p.pid());
+                    }
+                    List<Map<String, String>> results = WorkerProcess.results(procs, Long.MAX_VALUE);
+                    return SortReport.Run.of(Integer.toString(workers), workers, results, (System.nanoTime() - start) / 1e9,
+                        mem.peakBytes(), s);
+                } finally {
+                    for (WorkerProcess p : procs) {
+                        p.close();  // before the shuffles close: no worker writes into a shuffle being deleted
+                    }
+                }
+            }
+        } finally {
+            deleteTree(dir);
+            try {
+                Runtime.getRuntime().removeShutdownHook(cleanup);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs anyway
+            }
+        }
+    }
+
+    static void deleteTree(Path dir) {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> s = Files.walk(dir)) {
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot remove the sort's store " + dir + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Samples, every 100 ms, the memory of the run: the store file (fully reserved when created) plus each
+     * watched process's and this process's private PSS (store pages excluded: they are the store's).
+     */
+    static final class MemorySampler implements AutoCloseable {
+        private final Path storeDir;
+        private final Set<Long> pids = ConcurrentHashMap.newKeySet();
+        private final Thread thread;
+        private volatile long peak;
+        private volatile boolean stop;
+
+        MemorySampler(Path storeDir) {
+            this.storeDir = storeDir;
+            pids.add(ProcessHandle.current().pid());
+            this.thread = Thread.ofPlatform().daemon().name("depot-sort-memory").start(this::loop);
+        }
+
+        void watch(long pid) {
+            pids.add(pid);
+        }
+
+        private void loop() {
+            while (!stop) {
+                sample();
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }
+
+        private void sample() {
+            long total = 0;
+            if (storeDir != null) {
+                try (Stream<Path> files = Files.list(storeDir)) {
+                    for (Path f : files.toList()) {
+                        total += Files.size(f);
+                    }
+                } catch (IOException e) {
+                    // not there yet, or gone
+                }
+            }
+            for (long pid : pids) {
+                total += WorkerProcess.privatePss(pid);
+            }
+            peak = Math.max(peak, total);
+        }
+
+        long peakBytes() {
+            sample();
+            return peak;
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            stop = true;
+            thread.interrupt();
+            thread.join();
+        }
+    }
+}

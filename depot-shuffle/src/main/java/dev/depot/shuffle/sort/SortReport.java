@@ -1,0 +1,253 @@
+package dev.depot.shuffle.sort;
+
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** The figures of a sort demo: one {@link Run} per configuration, the table, the JSON, the 20-core estimate. */
+final class SortReport {
+    /** Cores of the machine the estimate is worked out for (Plasma's demo machine). */
+    static final int ESTIMATE_CORES = 20;
+    static final String[] PHASES = {"generate", "partition", "shuffle", "sort", "verify"};
+
+    /**
+     * One configuration's figures.
+     *
+     * @param label     "single", or the number of workers
+     * @param sortS     the sort itself: {@code Arrays.sort} for the single process; for Depot, from the moment
+     *                  every worker had the splitters to the end of the last local sort (partition + shuffle +
+     *                  local sort): generation and verification are outside it in both
+     * @param phasesS   per phase, the slowest worker's seconds
+     */
+    record Run(String label, int workers, long count, double wallS, double sortS, long shuffledBytes, long peakBytes,
+               Map<String, Double> phasesS, long checksumIn, long checksumOut, boolean sorted) {
+        static Run of(String label, int workers, List<Map<String, String>> results, double wallS, long peakBytes,
+                      SortMain.Settings s) {
+            long count = 0;
+            long in = 0;
+            long out = 0;
+            long shuffled = 0;
+            boolean sorted = true;
+            long started = Long.MAX_VALUE;
+            long ended = 0;
+            Long previousLast = null;
+            Map<String, Double> phases = new LinkedHashMap<>();
+            for (Map<String, String> r : results) {
+                long n = Long.parseLong(r.get("count"));
+                count += n;
+                in += Long.parseLong(r.get("in"));
+                out += Long.parseLong(r.get("out"));
+                shuffled += Long.parseLong(r.getOrDefault("shuffled", "0"));
+                sorted &= Long.parseLong(r.get("disorder")) == -1;
+                if (n > 0) {
+                    long first = Long.parseLong(r.get("first"));
+                    sorted &= previousLast == null || previousLast <= first;  // the workers' ranges are in order
+                    previousLast = Long.parseLong(r.get("last"));
+                }
+                if (r.containsKey("started_at")) {
+                    started = Math.min(started, Long.parseLong(r.get("started_at")));
+                }
+                ended = Math.max(ended, Long.parseLong(r.get("sorted_at")));
+                for (String p : PHASES) {
+                    if (r.containsKey(p + "_ms")) {
+                        phases.merge(p, Long.parseLong(r.get(p + "_ms")) / 1e3, Math::max);
+                    }
+                }
+            }
+            double sortS = workers == 0 ? phases.get("sort") : (ended - started) / 1e3;
+            return new Run(label, workers, count, wallS, sortS, shuffled, peakBytes, phases, in, out,
+                sorted && count == s.count());
+        }
+
+        boolean verified() {
+            return sorted && checksumIn == checksumOut;
+        }
+
+        String title() {
+            return workers == 0 ? "single process (Arrays.sort)" : "depot, " + workers + " worker" + (workers == 1 ? "" : "s");
+        }
+    }
+
+    private final SortMain.Settings settings;
+    private final List<Run> runs = new ArrayList<>();
+
+    SortReport(SortMain.Settings settings) {
+        this.settings = settings;
+    }
+
+    void add(Run r) {
+        runs.add(r);
+    }
+
+    List<Run> runs() {
+        return runs;
+    }
+
+    /** Every run sorted and kept its checksum, and all runs sorted the same data. */
+    boolean verified() {
+        return !runs.isEmpty() && runs.stream().allMatch(Run::verified)
+            && runs.stream().map(Run::checksumIn).distinct().count() == 1;
+    }
+
+    private Run single() {
+        return runs.stream().filter(r -> r.workers() == 0).findFirst().orElse(null);
+    }
+
+    /** The run with the most workers. */
+    private Run widest() {
+        return runs.stream().filter(r -> r.workers() > 0).max((a, b) -> Integer.compare(a.workers(), b.workers()))
+            .orElse(null);
+    }
+
+    private Run withWorkers(int n) {
+        return runs.stream().filter(r -> r.workers() == n).findFirst().orElse(null);
+    }
+
+    double speedup(Run r) {
+        Run base = single();
+        return base == null || r.sortS() <= 0 ? Double.NaN : base.sortS() / r.sortS();
+    }
+
+    /**
+     * Seconds the widest run's sort would take on {@link #ESTIMATE_CORES} workers, from its phases: partitioning
+     * scales with values per worker and the depth of the splitter search, the shuffle copy with bytes per worker
+     * (if memory bandwidth keeps up: see {@link #estimateCopyRate}), the local sort with n log n per worker.
+     */
+    Map<String, Double> estimate() {
+        Run r = widest();
+        if (r == null) {
+            return Map.of();
+        }
+        double n = (double) settings.count() / r.workers();
+        double n20 = (double) settings.count() / ESTIMATE_CORES;
+        double depth = (log2(r.workers()) + 1);
+        Map<String, Double> e = new LinkedHashMap<>();
+        e.put("partition", r.phasesS().get("partition") * (n20 / n) * (log2(ESTIMATE_CORES) + 1) / depth);
+        e.put("shuffle", r.phasesS().get("shuffle") * (n20 / n));
+        e.put("sort", r.phasesS().get("sort") * (n20 * log2(n20)) / (n * log2(Math.max(2, n))));
+        e.put("total", e.get("partition") + e.get("shuffle") + e.get("sort"));
+        return e;
+    }
+
+    /** Bytes per second all {@link #ESTIMATE_CORES} workers together would copy out of the shuffle in the estimate. */
+    double estimateCopyRate() {
+        Run r = widest();
+        Map<String, Double> e = estimate();
+        return r == null || e.get("shuffle") <= 0 ? Double.NaN : settings.dataBytes() / e.get("shuffle");
+    }
+
+    private static double log2(double x) {
+        return Math.log(x) / Math.log(2);
+    }
+
+    void print(PrintStream out) {
+        out.printf(Locale.ROOT, "%ndepot sort: %,d %s values (%s), %d core(s)%n%n", settings.count(),
+            settings.type().name().toLowerCase(), bytes(settings.dataBytes()), Runtime.getRuntime().availableProcessors());
+        out.printf(Locale.ROOT, "%-30s %9s %9s %9s %11s %22s%n", "run", "wall s", "sort s", "speed-up", "shuffled",
+            "peak memory");
+        for (Run r : runs) {
+            out.printf(Locale.ROOT, "%-30s %9.2f %9.2f %8.2fx %11s %10s (%4.2fx data)%n", r.title(), r.wallS(), r.sortS(),
+                speedup(r), r.workers() == 0 ? "-" : bytes(r.shuffledBytes()), bytes(r.peakBytes()),
+                (double) r.peakBytes() / settings.dataBytes());
+        }
+        out.println();
+        out.println("sort s: Arrays.sort alone for the single process; for Depot, from splitters known to the last local"
+            + " sort done (partition + shuffle + local sort). speed-up: single-process sort s / sort s.");
+        out.println("peak memory: the store file plus every process's private PSS, sampled every 100 ms.");
+        Run any = runs.isEmpty() ? null : runs.getFirst();
+        out.printf(Locale.ROOT, "verified: %s%n", verified()
+            ? String.format(Locale.ROOT, "every run sorted all %,d values in Arrays.sort order; checksum %016x equals"
+                + " the input's", settings.count(), any.checksumOut())
+            : "NO: " + failures());
+        Run w = widest();
+        if (w != null) {
+            StringBuilder sb = new StringBuilder("time split (" + w.title() + ", slowest worker per phase):");
+            for (String p : PHASES) {
+                sb.append(String.format(Locale.ROOT, " %s %.2f s,", p.equals("sort") ? "local sort" : p, w.phasesS().get(p)));
+            }
+            out.println(sb.substring(0, sb.length() - 1));
+            Map<String, Double> e = estimate();
+            Run base = single();
+            out.printf(Locale.ROOT, "%d-core estimate: partition %.2f s x (%d/%d values per worker) x (log2 %d + 1)/(log2 %d + 1)"
+                    + " = %.2f s; shuffle %.2f s x %d/%d = %.2f s (%s/s copied by all, if memory bandwidth holds);"
+                    + " local sort %.2f s x n log n = %.2f s; total %.2f s%s%n",
+                ESTIMATE_CORES, w.phasesS().get("partition"), w.workers(), ESTIMATE_CORES, ESTIMATE_CORES, w.workers(),
+                e.get("partition"), w.phasesS().get("shuffle"), w.workers(), ESTIMATE_CORES, e.get("shuffle"),
+                bytes((long) estimateCopyRate()), w.phasesS().get("sort"), e.get("sort"), e.get("total"),
+                base == null ? "" : String.format(Locale.ROOT, ", %.1fx the single-process sort", base.sortS() / e.get("total")));
+        }
+    }
+
+    private String failures() {
+        List<String> f = new ArrayList<>();
+        for (Run r : runs) {
+            if (!r.sorted()) {
+                f.add(r.title() + " is not sorted or lost values (" + r.count() + " of " + settings.count() + ")");
+            }
+            if (r.checksumIn() != r.checksumOut()) {
+                f.add(r.title() + " changed the checksum");
+            }
+        }
+        if (runs.stream().map(Run::checksumIn).distinct().count() > 1) {
+            f.add("the runs generated different data");
+        }
+        return String.join("; ", f);
+    }
+
+    static String bytes(long b) {
+        if (b >= 1L << 30) {
+            return String.format(Locale.ROOT, "%.2f GiB", b / (double) (1L << 30));
+        }
+        return String.format(Locale.ROOT, "%.1f MiB", b / (double) (1L << 20));
+    }
+
+    String json() {
+        Run base = single();
+        Run w = widest();
+        Run one = withWorkers(1);
+        StringBuilder sb = new StringBuilder("{");
+        field(sb, "count", settings.count());
+        field(sb, "workers", settings.workers());
+        field(sb, "dtype", "\"" + settings.type().name().toLowerCase() + "\"");
+        field(sb, "data_bytes", settings.dataBytes());
+        field(sb, "single_process_s", base == null ? null : num(base.sortS()));
+        field(sb, "depot_s", w == null ? null : num(w.sortS()));
+        field(sb, "depot_1_worker_s", one == null ? null : num(one.sortS()));
+        field(sb, "speedup", w == null ? null : num(speedup(w)));
+        field(sb, "verified", verified());
+        field(sb, "bytes_shuffled", w == null ? null : w.shuffledBytes());
+        field(sb, "peak_memory_bytes", runs.stream().mapToLong(Run::peakBytes).max().orElse(0));
+        if (w != null) {
+            StringBuilder p = new StringBuilder("{");
+            w.phasesS().forEach((k, v) -> field(p, k + "_s", num(v)));
+            field(sb, "phases", p.substring(0, p.length() - 1) + "}");
+            field(sb, "estimate_" + ESTIMATE_CORES + "_cores_s", num(estimate().get("total")));
+        }
+        StringBuilder list = new StringBuilder("[");
+        for (Run r : runs) {
+            StringBuilder o = new StringBuilder("{");
+            field(o, "run", "\"" + r.label() + "\"");
+            field(o, "workers", r.workers());
+            field(o, "wall_s", num(r.wallS()));
+            field(o, "sort_s", num(r.sortS()));
+            field(o, "speedup", num(speedup(r)));
+            field(o, "bytes_shuffled", r.shuffledBytes());
+            field(o, "peak_memory_bytes", r.peakBytes());
+            field(o, "verified", r.verified());
+            list.append(o, 0, o.length() - 1).append("},");
+        }
+        field(sb, "runs", (runs.isEmpty() ? "[" : list.substring(0, list.length() - 1)) + "]");
+        return sb.substring(0, sb.length() - 1) + "}";
+    }
+
+    private static String num(double d) {
+        return Double.isFinite(d) ? String.format(Locale.ROOT, "%.4f", d) : "null";
+    }
+
+    private static void field(StringBuilder sb, String name, Object value) {
+        sb.append('"').append(name).append("\":").append(value).append(',');
+    }
+}

@@ -1,0 +1,134 @@
+package dev.depot.shuffle.sort;
+
+import dev.depot.client.DepotClient;
+import dev.depot.shuffle.Shuffle;
+import dev.depot.shuffle.ShuffleReader;
+import dev.depot.shuffle.ShuffleWriter;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A worker JVM of the sort demo, started and reaped by {@link SortMain}. Prints one line,
+ * {@code result key=value ...}, and exits.
+ *
+ * <ul>
+ * <li>{@code single COUNT DTYPE SEED SPECIALS}: the baseline: generates all values into one array and sorts
+ *     it with {@code Arrays.sort}.</li>
+ * <li>{@code depot DIR SHUFFLE WORKER WORKERS COUNT DTYPE SEED SPECIALS}: one worker of the sample sort:
+ *     generates its share (off-heap), publishes samples through the shuffle {@code SHUFFLE-samples}, partitions
+ *     its share by the splitters straight into shuffle {@code SHUFFLE}, frees it, reads its partition from every
+ *     worker, sorts it, checks it.</li>
+ * </ul>
+ */
+public final class SortWorker {
+    /** How long a worker waits for the others (samples, slices) before it gives up. */
+    static final long WAIT_MILLIS = 30 * 60_000L;
+
+    private final Map<String, Object> result = new LinkedHashMap<>();
+    private long phaseStart = System.nanoTime();
+
+    private SortWorker() {
+    }
+
+    public static void main(String[] args) {
+        SortWorker w = new SortWorker();
+        switch (args[0]) {
+            case "single" -> w.single(Long.parseLong(args[1]), SortData.parse(args[2]), Long.parseLong(args[3]),
+                Boolean.parseBoolean(args[4]));
+            case "depot" -> w.depot(Path.of(args[1]), args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]),
+                Long.parseLong(args[5]), SortData.parse(args[6]), Long.parseLong(args[7]), Boolean.parseBoolean(args[8]));
+            default -> throw new IllegalArgumentException("role is single or depot, got " + args[0]);
+        }
+        StringBuilder line = new StringBuilder("result");
+        w.result.forEach((k, v) -> line.append(' ').append(k).append('=').append(v));
+        System.out.println(line);
+    }
+
+    private void phase(String name) {
+        long now = System.nanoTime();
+        result.put(name + "_ms", (now - phaseStart) / 1_000_000);
+        phaseStart = now;
+    }
+
+    private void single(long count, SortData type, long seed, boolean specials) {
+        if (count > Integer.MAX_VALUE - 8) {
+            throw new IllegalArgumentException(count + " values are more than one Java array holds");
+        }
+        MemorySegment all = type == SortData.FLOAT64 ? MemorySegment.ofArray(new double[(int) count])
+            : MemorySegment.ofArray(new long[(int) count]);
+        result.put("in", type.generate(seed, 0, count, specials, all));
+        phase("generate");
+        SampleSort.sortInPlace(all);
+        phase("sort");
+        verify(type, all);
+    }
+
+    private void verify(SortData type, MemorySegment sorted) {
+        result.put("sorted_at", System.currentTimeMillis());
+        long n = sorted.byteSize() / Long.BYTES;
+        result.put("count", n);
+        result.put("disorder", SampleSort.firstDisorder(type, sorted));
+        result.put("out", SampleSort.checksum(sorted));
+        if (n > 0) {
+            result.put("first", type.key(sorted.getAtIndex(ValueLayout.JAVA_LONG, 0)));
+            result.put("last", type.key(sorted.getAtIndex(ValueLayout.JAVA_LONG, n - 1)));
+        }
+        phase("verify");
+    }
+
+    private void depot(Path dir, String shuffleId, int worker, int workers, long count, SortData type, long seed,
+                       boolean specials) {
+        try (DepotClient client = DepotClient.open(dir);
+             Shuffle samples = Shuffle.open(client, shuffleId + "-samples", WAIT_MILLIS);
+             Shuffle data = Shuffle.open(client, shuffleId, WAIT_MILLIS)) {
+            phase("start");
+            long from = SortData.firstValueOf(count, worker, workers);
+            long to = SortData.firstValueOf(count, worker + 1, workers);
+            long[] splitters;
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment mine = arena.allocate((to - from) * Long.BYTES, Long.BYTES);
+                result.put("in", type.generate(seed, from, to, specials, mine));
+                phase("generate");
+
+                long[] keys = SampleSort.sampleKeys(type, mine, SampleSort.SAMPLES_PER_WORKER, seed + worker);
+                samples.writeMap(worker, List.of(MemorySegment.ofArray(keys)));
+                try (ShuffleReader r = samples.reader(0, WAIT_MILLIS)) {
+                    long[] all = SampleSort.gather(SortData.INT64, r.slices()).toArray(ValueLayout.JAVA_LONG);
+                    splitters = SampleSort.splitters(all, workers);
+                }
+                phase("sample");
+                result.put("started_at", System.currentTimeMillis());
+
+                long[] counts = SampleSort.count(type, mine, splitters);
+                long[] bytes = new long[workers];
+                for (int p = 0; p < workers; p++) {
+                    bytes[p] = counts[p] * Long.BYTES;
+                }
+                try (ShuffleWriter w = data.writer(worker, bytes)) {
+                    MemorySegment[] out = new MemorySegment[workers];
+                    for (int p = 0; p < workers; p++) {
+                        out[p] = w.partition(p);
+                    }
+                    SampleSort.scatter(type, mine, splitters, out);
+                    w.commit();
+                }
+                result.put("shuffled", (to - from) * Long.BYTES);
+            }  // this worker's input is freed here, before its partition is gathered
+            phase("partition");
+
+            MemorySegment part;
+            try (ShuffleReader r = data.reader(worker, WAIT_MILLIS)) {
+                part = SampleSort.gather(type, r.slices());
+            }
+            phase("shuffle");
+            SampleSort.sortInPlace(part);
+            phase("sort");
+            verify(type, part);
+        }
+    }
+}

@@ -1,0 +1,254 @@
+"""A cache of Python values shared by every process on the node, in Depot: ``SharedCache`` and the ``memoize``
+decorator (and, for Dask, ``depot.dask.Cache``).
+
+Each value is one Depot object under an id derived from the cache's namespace and the value's key, so any
+process that asks for the same key finds it. What stays within ``limit_bytes`` is decided as cachey does:
+the time the value took to compute relative to its size, decayed since it was last used (the store records
+every object's last access). A key being computed is claimed with an unsealed marker object; a second process
+that wants it meanwhile waits for the first's seal instead of computing it again, and takes over if the first
+gives up or dies (the daemon aborts a dead client's marker).
+"""
+
+import functools
+import hashlib
+import os
+import time
+from timeit import default_timer
+
+from .client import default_directory
+from .errors import ObjectExistsError, ObjectMissingError
+from .ids import ObjectId
+
+__all__ = ["SharedCache", "memoize"]
+
+VALUE_TAG = b"DKC1"
+CLAIM_TAG = b"DKL1"
+NAMESPACE_LENGTH = 4
+ENTRY_MAGIC = "depot.cache/1"
+HALFLIFE_DEFAULT = 600.0
+WAIT_SLICE = 0.05
+
+
+def _objects():
+    from .dask import _objects
+    return _objects
+
+
+class SharedCache:
+    """Values under deterministic keys, in the store, for every process.
+
+    Parameters
+    ----------
+    limit_bytes : int
+        The bytes of values this cache keeps (across every process using the same namespace).
+    dir : str, optional
+        The store's directory (default: ``depot.default_directory()``); started when none serves it.
+    namespace : str
+        Caches with different namespaces never see each other's values.
+    halflife : float
+        Seconds after which an unused value's score halves.
+    """
+
+    def __init__(self, limit_bytes, dir=None, namespace="default", halflife=HALFLIFE_DEFAULT):
+        if limit_bytes < 0:
+            raise ValueError("limit_bytes must be >= 0, got %r" % (limit_bytes,))
+        self.limit_bytes = int(limit_bytes)
+        self.directory = os.path.abspath(dir if dir is not None else default_directory())
+        self.namespace = namespace
+        self.halflife = float(halflife)
+        self._ns = hashlib.sha256(namespace.encode("utf-8")).digest()[:NAMESPACE_LENGTH]
+        self._client = None
+        self._added_since_check = 0
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def client(self):
+        if self._client is None or self._client.closed:
+            self._client = _objects().shared_client(self.directory, start=True)
+        return self._client
+
+    # ---- ids --------------------------------------------------------------------------------------------
+
+    def _digest(self, key):
+        return hashlib.sha256(repr(key).encode("utf-8")).digest()[:20 - len(VALUE_TAG) - NAMESPACE_LENGTH]
+
+    def value_id(self, key):
+        return ObjectId(VALUE_TAG + self._ns + self._digest(key))
+
+    def claim_id(self, key):
+        return ObjectId(CLAIM_TAG + self._ns + self._digest(key))
+
+    # ---- reading ----------------------------------------------------------------------------------------
+
+    def _load(self, oid, timeout=0):
+        try:
+            entry = _objects().get_object(self.client, oid, timeout=timeout)
+        except ObjectMissingError:
+            return False, None
+        if not (isinstance(entry, tuple) and len(entry) == 4 and entry[0] == ENTRY_MAGIC):
+            return False, None
+        return True, entry
+
+    def lookup(self, key):
+        """``(True, value)`` when the value is cached, else ``(False, None)``; never waits."""
+        found, entry = self._load(self.value_id(key))
+        if found:
+            self.hits += 1
+            return True, entry[3]
+        self.misses += 1
+        return False, None
+
+    def __contains__(self, key):
+        return self.client.contains(self.value_id(key))
+
+    def claim(self, key):
+        """A claim on computing ``key`` (pass it to ``put`` or ``release``), or None when another process holds
+        it."""
+        try:
+            return self.client.create(self.claim_id(key), 0)
+        except ObjectExistsError:
+            return None
+
+    def get_or_claim(self, key, timeout=None):
+        """``(True, value)`` when the value is cached or another process computes it meanwhile (waits for its
+        seal); ``(False, claim)`` when this process is to compute it. Raises TimeoutError after ``timeout``."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        vid = self.value_id(key)
+        while True:
+            found, entry = self._load(vid)
+            if found:
+                self.hits += 1
+                return True, entry[3]
+            claim = self.claim(key)
+            if claim is not None:
+                found, entry = self._load(vid)  # sealed just before the other's claim went
+                if found:
+                    self.release(claim)
+                    self.hits += 1
+                    return True, entry[3]
+                self.misses += 1
+                return False, claim
+            # another process computes it: wait for its seal, a slice at a time, so that a claim given up
+            # without a value (not worth keeping, failed, died) is noticed
+            found, entry = self._load(vid, timeout=WAIT_SLICE)
+            if found:
+                self.hits += 1
+                return True, entry[3]
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError("key %r is being computed by another process; it did not finish within %s s"
+                                   % (key, timeout))
+
+    # ---- writing ----------------------------------------------------------------------------------------
+
+    def put(self, key, value, cost, claim=None):
+        """Keeps ``value`` if it fits within the limit (``cost``: the seconds it took to compute), then gives up
+        ``claim``. Returns True when stored."""
+        try:
+            objects = _objects()
+            stream, buffers = objects.buffers_of(value)
+            nbytes = len(stream) + sum(b.raw().nbytes for b in buffers)
+            del stream, buffers
+            if nbytes > self.limit_bytes:
+                return False
+            try:
+                objects.put_object(self.client, self.value_id(key), (ENTRY_MAGIC, float(cost), nbytes, value))
+            except ObjectExistsError:
+                return False
+            self._added_since_check += nbytes
+            if self._added_since_check > self.limit_bytes // 8 or nbytes > self.limit_bytes // 2:
+                self.shrink()
+            return True
+        finally:
+            if claim is not None:
+                self.release(claim)
+
+    def release(self, claim):
+        """Gives up a claim without a value."""
+        try:
+            claim.abort()
+        except Exception:
+            pass
+
+    def entries(self):
+        """``[(ObjectInfo, cost, nbytes)]`` of this cache's values in the store."""
+        prefix = VALUE_TAG + self._ns
+        out = []
+        for info in self.client.list():
+            if bytes(info.id)[:len(prefix)] == prefix and info.state == "sealed":
+                found, entry = self._load(info.id)
+                if found:
+                    out.append((info, entry[1], entry[2]))
+        return out
+
+    def shrink(self):
+        """Deletes the lowest-scoring values until the cache is within its limit."""
+        self._added_since_check = 0
+        entries = self.entries()
+        total = sum(info.data_size for info, _, _ in entries)
+        if total <= self.limit_bytes:
+            return
+        now = time.time()
+
+        def score(item):
+            info, cost, nbytes = item
+            return cost / max(nbytes, 1) * 2.0 ** (-max(0.0, now - info.last_access) / self.halflife)
+
+        for info, _, _ in sorted(entries, key=score):
+            if total <= self.limit_bytes:
+                break
+            if self.client.delete(info.id):
+                total -= info.data_size
+
+    def clear(self):
+        """Deletes every value of this cache."""
+        for info, _, _ in self.entries():
+            self.client.delete(info.id)
+
+
+def _tokenize(*args, **kwargs):
+    try:
+        from dask.base import tokenize
+    except ImportError:  # pragma: no cover - depends on the environment
+        import pickle
+        return hashlib.sha256(pickle.dumps((args, sorted(kwargs.items())), protocol=5)).hexdigest()
+    return tokenize(*args, **kwargs)
+
+
+def memoize(limit_bytes, dir=None, namespace=None, halflife=HALFLIFE_DEFAULT):
+    """Caches a function's results in Depot for every process on the node.
+
+    The key is the function's qualified name and a Dask token of its arguments. Two processes calling it with the
+    same arguments at once compute once: the second waits for the first's result.
+
+    Examples
+    --------
+    >>> @depot.cache.memoize(limit_bytes=1 << 30)      # doctest: +SKIP
+    ... def features(path):
+    ...     return expensive(path)
+    """
+
+    def decorate(fn):
+        cache = SharedCache(limit_bytes, dir=dir, halflife=halflife,
+                            namespace=namespace or "memoize:%s.%s" % (fn.__module__, fn.__qualname__))
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            key = _tokenize(*args, **kwargs)
+            found, got = cache.get_or_claim(key)
+            if found:
+                return got
+            try:
+                start = default_timer()
+                value = fn(*args, **kwargs)
+                cost = default_timer() - start
+            except BaseException:
+                cache.release(got)
+                raise
+            cache.put(key, value, cost, claim=got)
+            return value
+
+        wrapper.cache = cache
+        return wrapper
+
+    return decorate

@@ -1,0 +1,186 @@
+"""A depot.dask worker process: runs batches of tasks with Dask's own ``dask.local.batch_execute_tasks`` (which
+the scheduler sends it by reference, so each Dask version runs its own task format), reading inputs that are in
+Depot zero-copy and storing large results there.
+
+The messages on the worker's pipe, pickled:
+
+    scheduler -> worker   (batch id, function, arguments, {key: object id for its result})    run a batch
+                          (None, None, None, None)                                              stop
+    worker -> scheduler   ("ready", pid) once connected; ("failed", traceback) if it could not connect
+                          (batch id, [(key, Stored | Inline | (exception, traceback), failed)])
+"""
+
+import os
+import pickle
+import signal
+import sys
+import traceback
+
+from ._objects import buffers_of, get_object, put_object
+from depot.ids import ObjectId
+
+from ._refs import Inline, Stored
+
+#: set in a worker process only; the scheduler's process leaves it None
+_state = None
+
+STOP = (None, None, None, None)
+SYS_PATH_ENV_NAME = "DEPOT_DASK_SYS_PATH"
+
+
+class _WorkerState:
+    def __init__(self, client, inline_bytes):
+        self.client = client
+        self.inline_bytes = inline_bytes
+        # objects read from Depot during the batch: id(obj) -> (obj, Stored); a task that returns one of them
+        # unchanged passes its reference on instead of storing a copy
+        self.resolved = {}
+        self.loaded = {}
+        self.read_stored = False
+
+    def resolve(self, value):
+        if isinstance(value, Stored):
+            obj = self.loaded.get(value.oid)
+            if obj is None:
+                obj = get_object(self.client, value.oid, timeout=0)
+                self.loaded[value.oid] = obj
+                self.resolved[id(obj)] = (obj, value)
+                self.read_stored = True
+            return obj
+        if isinstance(value, Inline):
+            return value.load()
+        return value
+
+    def encode(self, key, result, oid):
+        hit = self.resolved.get(id(result))
+        if hit is not None and hit[0] is result:
+            return hit[1]
+        stream, buffers = buffers_of(result)
+        raws = [b.raw() for b in buffers]
+        nbytes = len(stream) + sum(r.nbytes for r in raws)
+        if nbytes >= self.inline_bytes:
+            put_object(self.client, oid, result)
+            return Stored(oid, nbytes)
+        return Inline(stream, [r.tobytes() for r in raws])
+
+    def finish_batch(self):
+        self.resolved.clear()
+        self.loaded.clear()
+        if self.read_stored:
+            # the inputs' arrays are garbage now: give their pins back before idling
+            self.read_stored = False
+            flush = getattr(self.client, "flush", None)
+            if flush is not None:
+                flush()
+
+
+def load_task(task_info):
+    """``loads`` for ``dask.local.get_async``: in a worker, the task with its inputs read (zero-copy for those in
+    Depot); in the scheduler's process (no worker state) the identity."""
+    state = _state
+    if state is None:
+        return task_info
+    task, data = task_info
+    if data:
+        data = {k: state.resolve(v) for k, v in data.items()}
+    return task, data
+
+
+def worker_id():
+    """``get_id`` for ``dask.local.get_async``: the worker's pid."""
+    return os.getpid()
+
+
+class RemoteTraceback(Exception):
+    """The traceback of an exception raised in a depot.dask worker (attached as the exception's cause)."""
+
+    def __init__(self, text):
+        super().__init__(text)
+        self.text = text
+
+    def __str__(self):
+        return "\n" + self.text
+
+
+def pack_exception(e, dumps):
+    """``pack_exception`` for ``dask.local.get_async``: the exception and its traceback as text. An exception
+    that cannot be pickled travels as a RuntimeError with its repr."""
+    text = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+    try:
+        pickle.loads(pickle.dumps(e))
+    except Exception:
+        e = RuntimeError("%s (the exception could not be pickled)" % repr(e)[:2000])
+    e.__traceback__ = None
+    e.__context__ = None
+    e.__cause__ = None
+    return e, text
+
+
+def _run(state, fn, args, oids):
+    out = []
+    for key, res_info, failed in fn(args):
+        if not failed:
+            result, _ = res_info
+            try:
+                res_info = (state.encode(key, result, ObjectId(oids[key])), os.getpid())
+            except BaseException as e:
+                res_info, failed = pack_exception(e, None), True
+        if failed:
+            exc, text = res_info
+            res_info = (exc, "task %r failed in depot.dask worker %d:\n%s" % (key, os.getpid(), text))
+        out.append((key, res_info, failed))
+    return out
+
+
+def run():
+    """The entry point of a worker process: ``python -c "from depot.dask._worker import run; run()" FD DIR
+    INLINE_BYTES``, FD being its end of a socket pair to the scheduler."""
+    import json
+    import multiprocessing.connection
+    for entry in json.loads(os.environ.pop(SYS_PATH_ENV_NAME, "[]")):
+        if entry not in sys.path:
+            sys.path.append(entry)
+    fd, directory, inline_bytes = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+    os.set_inheritable(fd, False)
+    main(multiprocessing.connection.Connection(fd), directory, inline_bytes)
+
+
+def main(conn, directory, inline_bytes):
+    """The worker's life: connect, say ready, run batches until told to stop or the scheduler goes away."""
+    global _state
+    # Ctrl-C reaches the whole process group; the scheduler decides what to cancel
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        import depot
+        client = depot.connect(directory)
+        import dask.local  # noqa: F401  (every batch needs it; importing it now keeps it out of the first task)
+        try:
+            import numpy  # noqa: F401
+        except ImportError:
+            pass
+    except BaseException:
+        conn.send_bytes(pickle.dumps(("failed", traceback.format_exc())))
+        return
+    _state = _WorkerState(client, inline_bytes)
+    conn.send_bytes(pickle.dumps(("ready", os.getpid())))
+    try:
+        while True:
+            try:
+                message = conn.recv_bytes()
+            except (EOFError, OSError):
+                break
+            batch_id, fn, args, oids = pickle.loads(message)
+            if batch_id is None:
+                break
+            out = _run(_state, fn, args, oids)
+            del args
+            reply = pickle.dumps((batch_id, out), protocol=5)
+            del out
+            _state.finish_batch()
+            try:
+                conn.send_bytes(reply)
+            except (BrokenPipeError, OSError):
+                break
+    finally:
+        client.close()
+        sys.stdout.flush()

@@ -1,0 +1,100 @@
+"""``depot.dask.Cache``: like ``dask.cache.Cache``, but the cache is in Depot, shared by every process."""
+
+from timeit import default_timer
+
+from dask.callbacks import Callback
+
+from depot.cache import HALFLIFE_DEFAULT, SharedCache
+
+from ._objects import get_object
+from ._refs import Inline, Stored
+
+__all__ = ["Cache"]
+
+
+class Cache(Callback):
+    """A ``dask.callbacks.Callback`` that keeps task results in Depot under their Dask keys, for every process on
+    the node and for later runs; works with the synchronous, threaded, process and depot.dask schedulers.
+
+    On start, every key of the graph already in the cache is replaced by its value (read zero-copy). Every other
+    key is claimed: when another process is computing it right now, this one waits for its result instead of
+    computing it again. After each task, its result is kept if the cachey-style score (compute time, including
+    that of the task's inputs, per byte, decayed since last use) earns it a place within ``limit_bytes``.
+
+    Parameters
+    ----------
+    limit_bytes : int
+        The bytes of results to keep, across every process using the same namespace.
+    dir : str, optional
+        The store's directory (default: ``depot.default_directory()``).
+    namespace : str
+        Caches of different namespaces never share results.
+    claim : bool
+        Claim missing keys so that concurrent computations of the same key run once (one small request per
+        missing key; turn off for graphs of very many cheap tasks).
+
+    Examples
+    --------
+    >>> with depot.dask.Cache(2 << 30):          # doctest: +SKIP
+    ...     x.compute()
+    """
+
+    def __init__(self, limit_bytes, dir=None, namespace="dask", claim=True, halflife=HALFLIFE_DEFAULT):
+        super().__init__()
+        self.cache = SharedCache(limit_bytes, dir=dir, namespace=namespace, halflife=halflife)
+        self.claim = claim
+        self.starttimes = {}
+        self.durations = {}
+        self._claims = {}
+
+    def _start(self, dsk):
+        self.starttimes = {}
+        self.durations = {}
+        for key in list(dsk):
+            if self.claim:
+                found, got = self.cache.get_or_claim(key)
+                if not found:
+                    self._claims[key] = got
+                    continue
+            else:
+                found, got = self.cache.lookup(key)
+                if not found:
+                    continue
+            dsk[key] = got
+
+    def _pretask(self, key, dsk, state):
+        self.starttimes[key] = default_timer()
+
+    def _posttask(self, key, value, dsk, state, id):
+        duration = default_timer() - self.starttimes.pop(key, default_timer())
+        deps = state["dependencies"][key]
+        if deps:
+            duration += max(self.durations.get(k, 0) for k in deps)
+        self.durations[key] = duration
+        self.cache.put(key, self._plain(value), duration, claim=self._claims.pop(key, None))
+
+    def _finish(self, dsk, state, errored):
+        claims, self._claims = self._claims, {}
+        for claim in claims.values():
+            self.cache.release(claim)
+        self.starttimes = {}
+
+    def _plain(self, value):
+        """A result as the depot.dask scheduler hands it to callbacks, as the value itself."""
+        if isinstance(value, Stored):
+            return get_object(self.cache.client, value.oid, timeout=0)
+        if isinstance(value, Inline):
+            return value.load()
+        return value
+
+    @property
+    def hits(self):
+        return self.cache.hits
+
+    @property
+    def misses(self):
+        return self.cache.misses
+
+    def clear(self):
+        """Deletes every result of this cache from the store."""
+        self.cache.clear()

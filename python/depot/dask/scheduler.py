@@ -1,0 +1,256 @@
+"""``depot.dask.Scheduler``: Dask graphs on a pool of worker processes that hand results to each other through
+Depot, by id.
+
+The graph is run by Dask's own ``dask.local.get_async`` (so ordering, callbacks and the release of results no
+task needs any more are Dask's, in either supported version) with this module's executor and its ``cache=``
+mapping: the mapping holds what travels in place of results (a ``Stored`` id or an ``Inline`` pickle), pins
+the stored ones while they are needed and deletes them the moment Dask releases them.
+"""
+
+import collections.abc
+import os
+import threading
+
+from depot.client import default_directory
+
+from . import _worker
+from ._objects import buffers_of, get_object, put_object, shared_client
+from ._pool import Pool, WorkerDiedError, WorkerStartError
+from ._refs import Inline, Stored
+
+__all__ = ["Scheduler", "WorkerDiedError", "WorkerStartError", "RemoteTraceback"]
+
+RemoteTraceback = _worker.RemoteTraceback
+
+INLINE_BYTES_DEFAULT = 64 << 10
+_SCALARS = (int, float, complex, str, bool, type(None))
+
+
+class Scheduler:
+    """Runs Dask graphs on worker processes that pass results through Depot.
+
+    Parameters
+    ----------
+    workers : int, optional
+        Worker processes (spawned, each with its own Depot client). Default: ``os.cpu_count()``.
+    dir : str, optional
+        The store's directory. Default: ``depot.default_directory()``. The store is started when none serves
+        it (as ``depot.connect(dir, start=True)``).
+    capacity : int or str, optional
+        The capacity of a store this scheduler starts.
+    inline_bytes : int
+        Results whose pickle (stream and buffers) is at least this large are stored in Depot by the worker
+        that computed them and only their id travels; smaller ones travel inline.
+    chunksize : int
+        Tasks per message to a worker (as Dask's process scheduler's ``chunksize``); raise it for graphs of
+        very many tiny tasks.
+    depth : int
+        Batches queued on each worker, so that a worker never waits for the scheduler between tasks.
+
+    Examples
+    --------
+    >>> with depot.dask.Scheduler(workers=2) as s:      # doctest: +SKIP
+    ...     total = x.sum().compute(scheduler=s)
+    """
+
+    def __init__(self, workers=None, dir=None, capacity=None, inline_bytes=INLINE_BYTES_DEFAULT, chunksize=1,
+                 depth=2):
+        if inline_bytes < 0:
+            raise ValueError("inline_bytes must be >= 0, got %r" % (inline_bytes,))
+        if chunksize < 1 or depth < 1:
+            raise ValueError("chunksize and depth must be >= 1, got %r and %r" % (chunksize, depth))
+        self.directory = os.path.abspath(dir if dir is not None else default_directory())
+        self.inline_bytes = inline_bytes
+        self.chunksize = chunksize
+        self.depth = depth
+        self._client = shared_client(self.directory, start=True, capacity=capacity)
+        self._pool = Pool(workers or os.cpu_count() or 1, self.directory, inline_bytes, self._client)
+        self._closed = False
+        self._lock = threading.Lock()
+
+    @property
+    def workers(self):
+        """The pids of the worker processes."""
+        return self._pool.pids()
+
+    def __call__(self, dsk, keys, **kwargs):
+        """Computes ``keys`` of the graph ``dsk`` (Dask's ``scheduler=`` interface). Returns real objects; large
+        ones are read-only views of shared memory."""
+        from dask.local import get_async
+        if self._closed:
+            raise RuntimeError("this depot.dask Scheduler is closed")
+        dsk = _cull(dsk, keys)
+        compute = self._pool.new_compute()
+        results = _Results(compute, self._client, self.inline_bytes)
+        try:
+            out = get_async(lambda fn, args: self._pool.submit(compute, fn, args),
+                            self._pool.size * self.depth, dsk, keys, cache=results,
+                            get_id=_worker.worker_id, dumps=_identity, loads=_worker.load_task,
+                            pack_exception=_worker.pack_exception, raise_exception=_raise_remote,
+                            rerun_exceptions_locally=False, chunksize=self.chunksize,
+                            callbacks=kwargs.get("callbacks"))
+            return _materialize(out, self._client)
+        except BaseException as e:
+            results.close()
+            self._pool.abandon(compute, cancel=not isinstance(e, Exception))
+            raise
+        finally:
+            results.close()
+
+    get = __call__
+
+    @property
+    def closed(self):
+        return self._closed
+
+    def close(self):
+        """Stops the workers and deletes every object this scheduler made (objects handed to the caller stay
+        readable until the caller drops them)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._pool.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return "Scheduler(workers=%d, dir=%r%s)" % (self._pool.size, self.directory,
+                                                    ", closed" if self._closed else "")
+
+
+class _Results(collections.abc.MutableMapping):
+    """``get_async``'s ``cache``: key -> ``Stored`` / ``Inline`` / small literal. Stored objects are pinned while
+    some key refers to them and deleted (if this compute made them) when the last such key is released."""
+
+    def __init__(self, compute, client, inline_bytes):
+        self._compute = compute
+        self._client = client
+        self._inline_bytes = inline_bytes
+        self._data = {}
+        self._pins = {}
+        self._lock = threading.Lock()
+
+    def __getitem__(self, key):
+        return self._data[key]
+
+    def __setitem__(self, key, value):
+        if isinstance(value, Stored):
+            self._hold(value)
+        elif not isinstance(value, Inline):
+            value = self._literal(value)
+        old = self._data.get(key)
+        self._data[key] = value
+        if old is not None:
+            self._drop(old)
+
+    def __delitem__(self, key):
+        self._drop(self._data.pop(key))
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self):
+        return len(self._data)
+
+    def __contains__(self, key):
+        return key in self._data
+
+    def _literal(self, value):
+        """Data in the graph itself: stored once when large, so that tasks get its id and not a copy."""
+        if isinstance(value, _SCALARS):
+            return value
+        try:
+            stream, buffers = buffers_of(value)
+        except Exception:
+            return value  # not picklable: sending it will say so
+        nbytes = len(stream) + sum(b.raw().nbytes for b in buffers)
+        if nbytes < self._inline_bytes:
+            return value
+        stored = Stored(self._compute.new_oid(), nbytes)
+        put_object(self._client, stored.oid, value)
+        self._hold(stored)
+        return stored
+
+    def _hold(self, stored):
+        with self._lock:
+            entry = self._pins.get(stored.oid)
+            if entry is None:
+                entry = self._pins[stored.oid] = [self._client.get(stored.oid, timeout=0), 0, stored.owned]
+            entry[1] += 1
+
+    def _drop(self, value):
+        if not isinstance(value, Stored):
+            return
+        with self._lock:
+            entry = self._pins.get(value.oid)
+            if entry is None:
+                return
+            entry[1] -= 1
+            if entry[1] > 0:
+                return
+            del self._pins[value.oid]
+        _release(self._client, value.oid, entry)
+
+    def close(self):
+        """Releases every pin and deletes every object of this compute still held (those handed to the caller
+        are pinned by the caller's objects, so the deletion waits for them)."""
+        with self._lock:
+            pins, self._pins = self._pins, {}
+            self._data.clear()
+        for oid, entry in pins.items():
+            _release(self._client, oid, entry)
+
+
+def _release(client, oid, entry):
+    view, _, owned = entry
+    try:
+        view.release()
+        if owned:
+            client.delete(oid)
+    except Exception:
+        pass  # the client or the daemon is gone; the sweep at close deletes what is left
+
+
+def _materialize(value, client):
+    if isinstance(value, tuple):
+        return tuple(_materialize(v, client) for v in value)
+    if isinstance(value, Stored):
+        return get_object(client, value.oid, timeout=0)
+    if isinstance(value, Inline):
+        return value.load()
+    return value
+
+
+def _identity(x):
+    return x
+
+
+def _raise_remote(exc, tb=None):
+    if isinstance(tb, str):
+        exc.__cause__ = RemoteTraceback(tb)
+    raise exc
+
+
+def _old_dask():
+    import dask
+    try:
+        return int(dask.__version__.split(".")[0]) < 2024
+    except ValueError:
+        return False
+
+
+def _cull(dsk, keys):
+    """Dask before 2024.12 runs every key of the graph it is given; cull it to what ``keys`` need."""
+    if not _old_dask():
+        return dsk
+    from dask.core import flatten
+    from dask.optimization import cull
+    if not isinstance(dsk, collections.abc.Mapping):
+        dsk = dsk.__dask_graph__()
+    culled, _ = cull(dict(dsk), list(flatten(keys)) if isinstance(keys, list) else [keys])
+    return culled

@@ -1,0 +1,216 @@
+"""depot.dask.Scheduler: results equal those of Dask's synchronous scheduler; errors, killed workers, Ctrl-C;
+intermediate results deleted when no task needs them; nothing left in the store after close."""
+
+import os
+import signal
+import sys
+import threading
+import time
+
+import pytest
+
+from dask_fixtures import clean_store, dask_daemon, scheduler, store_objects  # noqa: F401
+
+import dask  # noqa: E402
+import numpy as np  # noqa: E402
+
+import depot.dask  # noqa: E402
+from conftest import python_child  # noqa: E402
+
+
+def test_array_results_equal_the_synchronous_schedulers(scheduler, clean_store):
+    import dask.array as da
+    x = da.random.RandomState(42).random_sample((600, 400), chunks=(150, 100))
+    y = ((x + x.T[:400, :600].T) * 2).mean(axis=0) + (x @ x.T).sum()
+    got = y.compute(scheduler=scheduler)
+    np.testing.assert_allclose(got, y.compute(scheduler="sync"))
+    assert isinstance(got, np.ndarray)
+
+
+def test_large_results_are_read_only_shared_memory(scheduler, clean_store):
+    import dask.array as da
+    x = da.ones((512, 512), chunks=(256, 512)) * 3
+    got = x.compute(scheduler=scheduler)
+    assert got.shape == (512, 512) and float(got.sum()) == 3 * 512 * 512
+    del got
+
+
+def test_dataframe_results_equal_the_synchronous_schedulers(scheduler, clean_store):
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe", reason="dask.dataframe needs pandas")
+    rng = np.random.default_rng(1)
+    pdf = pd.DataFrame({"k": rng.integers(0, 7, 20000), "v": rng.random(20000), "w": np.arange(20000)})
+    df = dd.from_pandas(pdf, npartitions=4)
+    agg = df.groupby("k").v.sum()
+    expected = agg.compute(scheduler="sync")
+    got = agg.compute(scheduler=scheduler)
+    pd.testing.assert_series_equal(got.sort_index(), expected.sort_index())
+    filtered = df[df.v > 0.5].w.compute(scheduler=scheduler)
+    pd.testing.assert_series_equal(filtered, df[df.v > 0.5].w.compute(scheduler="sync"))
+
+
+def test_delayed_graph_with_small_and_large_results(scheduler, clean_store):
+    @dask.delayed
+    def make(i, n):
+        return np.arange(n, dtype=np.float64) * i
+
+    @dask.delayed
+    def combine(a, b):
+        return {"sum": float(a.sum() + b.sum()), "n": len(a) + len(b), "label": "x" * 10}
+
+    parts = [make(i, 100 if i % 2 else 100000) for i in range(6)]
+    out = [combine(parts[i], parts[i + 1]) for i in range(0, 6, 2)]
+    got = dask.compute(*out, scheduler=scheduler)
+    assert got == dask.compute(*out, scheduler="sync")
+
+
+def test_usable_as_the_configured_scheduler(scheduler, clean_store):
+    import dask.array as da
+    x = da.arange(1000, chunks=100)
+    with dask.config.set(scheduler=scheduler):
+        assert int(x.sum().compute()) == 499500
+
+
+def test_raw_graph_is_culled_to_the_keys_asked(scheduler, clean_store):
+    def boom():
+        raise AssertionError("a key nobody asked for was computed")
+
+    dsk = {"a": 1, "b": (lambda v: v + 1, "a"), "unused": (boom,)}
+    assert scheduler(dsk, ["b"]) == (2,)
+    assert scheduler(dsk, "b") == 2
+
+
+def test_persist_returns_real_objects_any_scheduler_can_compute(scheduler, clean_store):
+    import dask.array as da
+    x = (da.ones((400, 400), chunks=100) * 2).persist(scheduler=scheduler)
+    assert float(x.sum().compute(scheduler="sync")) == 2 * 400 * 400
+    assert float(x.sum().compute(scheduler=scheduler)) == 2 * 400 * 400
+    del x
+
+
+def test_intermediate_results_are_deleted_when_no_task_needs_them(scheduler, clean_store):
+    token = scheduler._pool.token
+    live = []
+
+    class Watch(dask.callbacks.Callback):
+        def _posttask(self, key, result, dsk, state, id):
+            live.append(len(store_objects(clean_store, token)))
+
+    @dask.delayed
+    def step(prev, i):
+        return (prev if prev is not None else np.zeros(1 << 16)) + i
+
+    v = None
+    for i in range(12):
+        v = step(v, i)
+    with Watch():
+        got = v.compute(scheduler=scheduler)
+    assert float(got[0]) == sum(range(12))
+    # a chain holds its last result and the one being made, never all twelve
+    assert max(live) <= 3, live
+    del got
+
+
+def test_task_error_is_raised_with_the_workers_traceback(scheduler, clean_store):
+    def fails_here(x):
+        return x / 0
+
+    @dask.delayed
+    def big(i):
+        return np.ones(100000) * i
+
+    graph = [dask.delayed(fails_here)(1)] + [big(i) for i in range(4)]
+    with pytest.raises(ZeroDivisionError) as info:
+        dask.compute(*graph, scheduler=scheduler)
+    cause = info.value.__cause__
+    assert isinstance(cause, depot.dask.RemoteTraceback)
+    assert "fails_here" in cause.text and "depot.dask worker" in cause.text
+    # still usable afterwards
+    assert dask.compute(dask.delayed(sum)([1, 2]), scheduler=scheduler) == (3,)
+    time.sleep(0.2)  # results of the other tasks, still running, are deleted as they arrive
+
+
+def test_killed_worker_fails_the_compute_naming_the_task_and_is_replaced(scheduler, clean_store, tmp_path):
+    pidfile = tmp_path / "pid"
+    before = scheduler.workers
+
+    def victim(path):
+        with open(path, "w") as f:
+            f.write(str(os.getpid()))
+        time.sleep(60)
+
+    def killer():
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if pidfile.exists() and pidfile.read_text():
+                os.kill(int(pidfile.read_text()), signal.SIGKILL)
+                return
+            time.sleep(0.01)
+
+    t = threading.Thread(target=killer)
+    t.start()
+    try:
+        with pytest.raises(depot.dask.WorkerDiedError) as info:
+            dask.compute(dask.delayed(victim)(str(pidfile), dask_key_name="the-victim"), scheduler=scheduler)
+    finally:
+        t.join()
+    assert "the-victim" in str(info.value) and "signal 9" in str(info.value)
+    after = scheduler.workers
+    assert len(after) == 2 and int(pidfile.read_text()) in before and int(pidfile.read_text()) not in after
+    assert dask.compute(dask.delayed(sum)([1, 2, 3]), scheduler=scheduler) == (6,)
+
+
+CTRL_C = r"""
+import os, sys, time, dask, numpy as np, depot, depot.dask
+from depot.dask._objects import shared_client
+s = depot.dask.Scheduler(workers=2, dir=sys.argv[1])
+print("workers", *s.workers, flush=True)
+@dask.delayed
+def slow(i):
+    time.sleep(60)
+    return np.ones(100000)
+@dask.delayed
+def fast(i):
+    return np.ones(100000) * i
+try:
+    dask.compute(*[fast(i) for i in range(4)], *[slow(i) for i in range(4)], scheduler=s)
+except KeyboardInterrupt:
+    left = [i for i in shared_client(sys.argv[1]).list() if bytes(i.id).startswith(s._pool.token)]
+    print("interrupted", len(left), "replaced", len(set(s.workers) & set(%s)) == 0, flush=True)
+s.close()
+print("closed", flush=True)
+"""
+
+
+def test_ctrl_c_cancels_running_tasks_and_cleans_up(dask_daemon):
+    code = CTRL_C.replace("%s", "[int(w) for w in open(sys.argv[2]).read().split()]")
+    import tempfile
+    with tempfile.NamedTemporaryFile("w+") as pids:
+        child = python_child(code, dask_daemon.dir, pids.name)
+        with child:
+            line = child.await_line("workers", timeout=120)
+            pids.write(" ".join(line.split()[1:]))
+            pids.flush()
+            time.sleep(1.5)  # the slow tasks are running
+            child.proc.send_signal(signal.SIGINT)
+            assert child.await_line("interrupted", timeout=60) == "interrupted 0 replaced True"
+            child.await_line("closed", timeout=60)
+            assert child.proc.wait(timeout=30) == 0
+        for pid in line.split()[1:]:
+            assert not os.path.exists("/proc/%s" % pid) or "zombie" in open("/proc/%s/status" % pid).read().lower()
+
+
+def test_close_stops_workers_and_deletes_every_object(dask_daemon):
+    import dask.array as da
+    s = depot.dask.Scheduler(workers=1, dir=dask_daemon.dir, inline_bytes=1024)
+    pids = s.workers
+    x = da.ones((256, 256), chunks=64)
+    kept = (x * 2).compute(scheduler=s)
+    s.close()
+    assert float(kept.sum()) == 2 * 256 * 256  # what the caller holds stays readable
+    del kept
+    assert store_objects(dask_daemon.dir, s._pool.token) == []
+    for pid in pids:
+        assert not os.path.exists("/proc/%d" % pid)
+    with pytest.raises(RuntimeError, match="closed"):
+        x.sum().compute(scheduler=s)
