@@ -14,9 +14,10 @@ See docs/PYTHON.md.
 from ._wire import VERSION_MAJOR, VERSION_MINOR
 from .arrays import decode_array_metadata, encode_array_metadata, is_array_metadata
 from .client import Client, connect, default_directory
-from .errors import (BadRequestError, DaemonNotRunningError, DepotError, NotSealedError, ObjectExistsError,
-                     ObjectMissingError, PermissionDeniedError, ProtocolError, ResourceLimitError, StoreFormatError,
+from .errors import (ArgumentTypeError, BadRequestError, ClientClosedError, DaemonNotRunningError, DepotError,
+                     NotSealedError, ObjectExistsError, ObjectMissingError, PermissionDeniedError, ProtocolError, ResourceLimitError, StoreFormatError,
                      StoreFullError, StoreNotFoundError, VersionMismatchError, ViewReleasedError)
+from .daemon import Daemon, DaemonStartError, start
 from .ids import ObjectId
 from .pickling import ObjectFormatError
 from .objects import ObjectInfo, ObjectView, ObjectWriter, StoreStats
@@ -24,9 +25,10 @@ from .objects import ObjectInfo, ObjectView, ObjectWriter, StoreStats
 PROTOCOL_VERSION = (VERSION_MAJOR, VERSION_MINOR)
 
 __all__ = [
-    "BadRequestError", "Client", "DaemonNotRunningError", "DepotError", "NotSealedError", "ObjectExistsError",
-    "ObjectFormatError", "ObjectId", "ObjectInfo", "ObjectMissingError", "ObjectView", "ObjectWriter",
-    "PROTOCOL_VERSION", "PermissionDeniedError", "ProtocolError", "ResourceLimitError", "StoreFormatError", "StoreFullError",
-    "StoreNotFoundError", "StoreStats", "VersionMismatchError", "ViewReleasedError", "connect",
-    "decode_array_metadata", "default_directory", "encode_array_metadata", "is_array_metadata",
+    "ArgumentTypeError", "BadRequestError", "Client", "ClientClosedError", "Daemon", "DaemonNotRunningError",
+    "DaemonStartError", "DepotError", "NotSealedError", "ObjectExistsError", "ObjectFormatError", "ObjectId",
+    "ObjectInfo", "ObjectMissingError", "ObjectView", "ObjectWriter", "PROTOCOL_VERSION", "PermissionDeniedError",
+    "ProtocolError", "ResourceLimitError", "StoreFormatError", "StoreFullError", "StoreNotFoundError", "StoreStats",
+    "VersionMismatchError", "ViewReleasedError", "connect", "decode_array_metadata", "default_directory",
+    "encode_array_metadata", "is_array_metadata", "start",
 ]

@@ -5,7 +5,7 @@ Every integer is little-endian. Each ``struct.Struct`` below is one message body
 
 import struct
 
-VERSION_MAJOR = 1
+VERSION_MAJOR = 2
 VERSION_MINOR = 0
 
 # Frame header: length of the rest (u32), type (u16), flags (u16), request id (u64).
@@ -34,21 +34,23 @@ ERROR_TYPE = 0xFFFF
 # major, minor, client pid
 HELLO = struct.Struct("<HHI")
 # major, minor, daemon pid, file length, heap offset, heap length, max body, max metadata, max GET_MANY ids,
-# path length; then the UTF-8 path of the store file
-WELCOME = struct.Struct("<HHIQQQIIII")
+# reserved, the store file's device and inode (no path: the client maps DIR/store.depot itself)
+WELCOME = struct.Struct("<HHIQQQIIIIQQ")
 # id, flags, data size, metadata length; then the metadata
 CREATE = struct.Struct("<20sIQI")
 CREATE_FLAG_NO_EVICT = 1
 # data file offset, data size
 CREATED = struct.Struct("<QQ")
-# SEAL, ABORT, RELEASE, CONTAINS, DELETE: the id
+# SEAL, ABORT, CONTAINS, DELETE: the id
 ID = struct.Struct("<20s")
+# RELEASE: the id, reserved, the pin handle its GET replied with
+RELEASE = struct.Struct("<20sIQ")
 # CONTAINS, DELETE reply: 0 or 1
 BOOLEAN = struct.Struct("<I")
 # id, reserved, timeout ms (0 no wait, < 0 forever)
 GET = struct.Struct("<20sIq")
-# data offset, data size, metadata offset, metadata length, found
-LOCATION = struct.Struct("<QQQII")
+# data offset, data size, metadata offset, metadata length, found, pin handle
+LOCATION = struct.Struct("<QQQIIQ")
 # timeout ms, count, reserved; then count ids
 GET_MANY = struct.Struct("<qII")
 # GET_MANY and LIST replies: count, reserved; then the entries

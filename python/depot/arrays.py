@@ -12,7 +12,6 @@ Bytes after the header are the application's own metadata. NumPy is needed only 
 """
 
 import struct
-import weakref
 
 MAGIC = b"DPA1"
 MAX_DTYPE_LENGTH = 32
@@ -81,8 +80,9 @@ def put_array(client, oid, array, metadata=b"", evict=True):
 
 
 def get_array(client, oid, timeout=None):
-    """A read-only array over the object's shared memory, without a copy. The daemon keeps the object pinned
-    until the array, and every array made from it, has been garbage-collected."""
+    """A read-only array over the object's shared memory, without a copy. The object stays pinned, and its
+    memory mapped, until the array, and every array made from it, has been garbage-collected (the array's
+    base holds the pin), even after the client is closed."""
     np = _numpy()
     view = client.get(oid, timeout)
     try:
@@ -98,8 +98,5 @@ def get_array(client, oid, timeout=None):
     except BaseException:
         view.release()
         raise
-    # The pin now belongs to the array: released (at the next request) once nothing uses the memory.
-    view._detach()
-    client._views.discard(view)
-    weakref.finalize(array, client._defer_release, bytes(view.id), client._epoch)
+    # The pin now belongs to the array: its buffer's exporter holds it, and the view is simply dropped.
     return array

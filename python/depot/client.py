@@ -1,22 +1,31 @@
-"""The Depot client: metadata over the daemon's control socket, data in one shared mapping of the store file."""
+"""The Depot client: gets straight from shared memory, writes and the rest through the daemon's socket.
 
-import collections
+``get``, ``get_many``, ``contains``, ``get_array`` and releasing never talk to the daemon: the client has a
+slot of its own in the store's client table and pins objects there (``_index``, ``_pins``). Creating,
+sealing, deleting, listing, statistics and eviction are requests on the control socket (``_connection``).
+The store file is mapped once per process (``_mapping``).
+"""
+
 import getpass
-import math
-import mmap
 import os
-import socket
 import threading
-import time
+import weakref
 
+from . import _process
 from . import _wire as w
-from .errors import (DaemonNotRunningError, ProtocolError, StoreNotFoundError, VersionMismatchError, ViewReleasedError,
-                     from_wire)
+from ._checks import MAX_SIZE, check_size, deadline_of, describe_timeout
+from ._connection import SOCKET_NAME, Connection
+from ._index import IndexReader
+from ._mapping import STORE_FILE_NAME, check_directory, open_mapping
+from ._pins import ClientSlot
+from .errors import (ArgumentTypeError, BadRequestError, ClientClosedError, DaemonNotRunningError,
+                     ObjectMissingError, ProtocolError, StoreNotFoundError, ViewReleasedError)
 from .ids import ObjectId, as_id
 from .objects import ObjectInfo, ObjectView, ObjectWriter, StoreStats
 
-SOCKET_NAME = "depot.sock"
 DIR_ENV_NAME = "DEPOT_DIR"
+
+_clients = weakref.WeakSet()
 
 
 def default_directory():
@@ -27,354 +36,264 @@ def default_directory():
     return os.path.join("/dev/shm", "depot-" + getpass.getuser())
 
 
-def connect(dir=None):
-    """Connects to the daemon serving the store in ``dir`` (default: ``default_directory()``)."""
-    return Client(dir if dir is not None else default_directory())
+def connect(dir=None, start=False, capacity=None):
+    """Connects to the daemon serving the store in ``dir`` (default: ``default_directory()``). With
+    ``start=True``, when none serves, starts one (stopped when this process exits; see depot.daemon) with a
+    new store of ``capacity`` (default "1g") if there is none."""
+    directory = dir if dir is not None else default_directory()
+    if start:
+        from .daemon import connect_or_start
+        return connect_or_start(directory, capacity)
+    return Client(directory)
 
 
-def _timeout_millis(timeout):
-    """Seconds (None: forever; 0: no wait) as the protocol's milliseconds (-1: forever)."""
-    if timeout is None:
-        return -1
-    if timeout < 0:
-        raise ValueError("timeout must be None (wait forever), 0 (no wait) or positive seconds, got %r" % (timeout,))
-    return 0 if timeout == 0 else max(1, math.ceil(timeout * 1000))
+def _raw_id(oid):
+    return bytes(as_id(oid))
 
 
 class Client:
-    """A connection to a Depot daemon. Maps the store file once; every object's data is a ``memoryview`` slice
-    of that mapping, so reads and writes are zero-copy.
+    """A client of one store: its own slot in the store's client table, and a connection to its daemon.
 
-    Thread-safe: requests are serialised on the one connection (so a ``get`` that waits holds up the client's
-    other threads; give each such thread its own client). Views and writers are for one thread.
-    A context manager: ``close()`` at the end releases every pin and aborts every unsealed object.
+    Thread-safe: gets run concurrently in any number of threads (a waiting get blocks only its thread);
+    requests to the daemon are serialised on the one connection. After ``os.fork()`` the child's first use
+    connects again with a slot of its own; what the parent pinned stays the parent's.
+    A context manager: ``close()`` releases every pin and aborts every unsealed object.
     """
 
     def __init__(self, dir):
         self.directory = os.path.abspath(os.fspath(dir))
         self.socket_path = os.path.join(self.directory, SOCKET_NAME)
+        self.store_file = os.path.join(self.directory, STORE_FILE_NAME)
         self._lock = threading.RLock()
-        self._next_request = 1
         self._closed = False
-        self._views = set()
+        self._views = weakref.WeakSet()
+        self._views_lock = threading.Lock()
         self._writers = set()
-        # ids whose pins were handed to arrays that are now garbage: released before the next request
-        self._deferred_releases = collections.deque()
-        # interrupted requests whose replies are still to come: request id -> (type, request body)
-        self._abandoned = {}
-        self._in_frame = False
-        self._broken = None
-        # the daemon went away (not a protocol error): the next request reconnects
-        self._lost = False
-        # counts reconnections: a pin taken on an earlier connection is not released on a later one
+        # counts connections (reconnects, forks): a writer of an earlier one cannot be sealed on a later one
         self._epoch = 0
-        self._deferred_aborts = collections.deque()
-        self._sock = self._open_socket()
+        self._mapping = None
+        self._slot = None
+        self._reader = None
+        self._conn = None
+        self._connect()
+        _clients.add(self)
+
+    def _connect(self):
         try:
-            self._hello()
-            self._map()
+            check_directory(self.directory)
+        except StoreNotFoundError as e:
+            raise DaemonNotRunningError(str(e)) from None
+        conn = Connection(self.directory)
+        try:
+            mapping = open_mapping(self.directory)
+            self._check_same_file(conn, mapping)
+            slot = ClientSlot(mapping)
         except BaseException:
-            self._sock.close()
+            conn.close()
             raise
+        self._conn = conn
+        self._mapping = mapping
+        self._slot = slot
+        self._reader = IndexReader(mapping, slot)
+        self._fork_generation = _process.fork_generation()
+        welcome = conn.welcome
+        self.protocol_version = (welcome.major, welcome.minor)
+        self.daemon_pid = welcome.daemon_pid
+        self.file_length = mapping.file_length
+        self.heap_offset = mapping.heap_offset
+        self.heap_length = mapping.heap_length
+        self.max_metadata = welcome.max_metadata
+        self.max_get_many = welcome.max_get_many
 
-    def _open_socket(self):
-        if not os.path.isdir(self.directory):
-            raise DaemonNotRunningError("there is no Depot store at %s; start a daemon with `depot serve --dir %s`"
-                                        % (self.directory, self.directory))
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            s.connect(self.socket_path)
-        except (FileNotFoundError, ConnectionRefusedError) as e:
-            s.close()
-            raise DaemonNotRunningError("no Depot daemon serves %s (%s at %s); start one with `depot serve --dir %s`"
-                                        % (self.directory, e.strerror, self.socket_path, self.directory)) from None
-        except OSError:
-            s.close()
-            raise
-        return s
+    @staticmethod
+    def _check_same_file(conn, mapping):
+        welcome = conn.welcome
+        if (welcome.store_device, welcome.store_inode) != (mapping.device, mapping.inode):
+            raise ProtocolError("the daemon at %s serves the file with (device, inode) (%d, %d) but %s is (%d, %d): the"
+                                " store was replaced; connect again" % (conn.socket_path, welcome.store_device,
+                                                                         welcome.store_inode, mapping.path,
+                                                                         mapping.device, mapping.inode))
+        if welcome.file_length != mapping.file_length:
+            raise ProtocolError("the daemon says the store file has %d bytes but %s has %d"
+                                % (welcome.file_length, mapping.path, mapping.file_length))
 
-    def _hello(self):
-        _, body = self._call(w.HELLO_TYPE, w.HELLO.pack(w.VERSION_MAJOR, w.VERSION_MINOR, os.getpid() & 0xFFFFFFFF))
-        if len(body) < w.WELCOME.size:
-            raise ProtocolError("HELLO reply of %d bytes is shorter than %d" % (len(body), w.WELCOME.size))
-        (major, minor, self.daemon_pid, self.file_length, self.heap_offset, self.heap_length, self.max_body,
-         self.max_metadata, self.max_get_many, path_length) = w.WELCOME.unpack_from(body)
-        if major != w.VERSION_MAJOR:
-            raise VersionMismatchError("the daemon answered HELLO with protocol %d.%d; this client speaks %d.%d"
-                                       % (major, minor, w.VERSION_MAJOR, w.VERSION_MINOR))
-        if w.WELCOME.size + path_length != len(body):
-            raise ProtocolError("HELLO reply says the path has %d bytes but %d follow"
-                                % (path_length, len(body) - w.WELCOME.size))
-        self.protocol_version = (major, minor)
-        self.store_file = bytes(body[w.WELCOME.size:]).decode("utf-8")
+    # ---- state checks ---------------------------------------------------------------------------------
 
-    def _map(self):
-        try:
-            fd = os.open(self.store_file, os.O_RDWR)
-        except FileNotFoundError:
-            raise StoreNotFoundError("the daemon named the store file %s but it does not exist" % self.store_file)
-        try:
-            st = os.fstat(fd)
-            self._store_ino = st.st_ino
-            actual = st.st_size
-            if actual != self.file_length:
-                raise ProtocolError("the store file %s has %d bytes but the daemon says %d"
-                                    % (self.store_file, actual, self.file_length))
-            self._mmap = mmap.mmap(fd, self.file_length, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
-        finally:
-            os.close(fd)
-        self._memory = memoryview(self._mmap)
+    def _reader_for_get(self):
+        """The index reader, after making sure this client may be used in this process."""
+        if self._closed:
+            raise ClientClosedError("this Depot client of %s is closed; connect again" % self.directory)
+        if self._fork_generation != _process.fork_generation():
+            self._after_fork()
+        return self._reader
 
-    # ---- wire -------------------------------------------------------------------------------------------
+    def _after_fork(self):
+        """First use in a forked child: a connection and a slot of our own. The parent's pins, views and
+        writers stay the parent's: the child never releases or aborts them."""
+        with self._lock:
+            if self._fork_generation == _process.fork_generation():
+                return
+            self._conn.close()  # our copy of the parent's socket: the parent's connection carries on
+            with self._views_lock:
+                self._views = weakref.WeakSet()
+            self._writers = set()
+            self._epoch += 1
+            self._connect()
 
     def _call(self, type_, body=b"", many=False):
-        """Sends a request and returns (flags, body) of its reply; with ``many`` a list of the bodies of every
-        reply frame (FLAG_MORE). An ERROR reply is raised as its exception."""
         with self._lock:
-            if self._closed:
-                raise ViewReleasedError("this Depot client is closed")
-            if self._broken is not None:
-                if not self._lost:
-                    raise ProtocolError(self._broken)
-                self._reconnect()
-            self._flush_deferred_releases()
-            return self._exchange(type_, body, many)
+            self._reader_for_get()
+            conn = self._conn
+            if conn.broken is not None and conn.lost:
+                self._reconnect(conn.broken)
+            return self._conn.call(type_, body, many)
 
-    def _reconnect(self):
+    def _reconnect(self, cause):
         """After the daemon went away: connect to the daemon now serving the directory and carry on with the
-        same mapping (the store file outlives daemons). What the old connection held is gone: its views are no
-        longer pinned and its unsealed objects were aborted by the new daemon."""
-        cause = self._broken
+        same mapping and slot (the store file outlives daemons, and so do our pins). Unsealed objects of the
+        old connection were aborted by the new daemon."""
         try:
-            self._sock.close()
-        except OSError:
-            pass
-        try:
-            self._sock = self._open_socket()
+            conn = Connection(self.directory)
         except DaemonNotRunningError as e:
             raise ProtocolError("%s; reconnecting failed: %s" % (cause, e)) from None
-        self._broken = None
-        self._lost = False
-        self._abandoned.clear()
-        self._in_frame = False
-        self._deferred_releases.clear()
-        self._deferred_aborts.clear()
-        self._epoch += 1
-        self._views.clear()
+        try:
+            self._check_same_file(conn, self._mapping)
+        except ProtocolError as e:
+            conn.close()
+            raise ProtocolError("the store at %s was recreated while this client was disconnected; connect again (%s)"
+                                % (self.directory, e)) from None
+        self._conn.close()
+        self._conn = conn
         self._writers.clear()
-        mapped = (self.store_file, self.file_length)
-        self._hello()
-        if (self.store_file, self.file_length) != mapped or os.stat(self.store_file).st_ino != self._store_ino:
-            self._broken = ("the store at %s was recreated while this client was disconnected; connect again"
-                            % self.directory)
-            raise ProtocolError(self._broken)
+        self._epoch += 1
+        self.daemon_pid = conn.welcome.daemon_pid
 
-    def _exchange(self, type_, body, many):
-        request = self._next_request
-        self._next_request += 1
-        done = False
-        sent = False
-        try:
-            try:
-                self._sock.sendall(w.frame(type_, request, body))
-            except ConnectionError as e:
-                raise self._farewell(e) from None
-            sent = True
-            bodies = []
-            while True:
-                rtype, flags, rid, rbody = self._read_frame()
-                if rid == 0 and rtype == w.ERROR_TYPE:
-                    # about the connection, not a request (refused peer, broken frame): the daemon hangs up
-                    self._broken = "the daemon ended the connection"
-                    raise self._error(rbody)
-                if rid in self._abandoned:
-                    self._settle_abandoned(rid, rtype, flags, rbody)
-                    continue
-                if rid != request:
-                    self._broken = "reply to request %d arrived while waiting for %d" % (rid, request)
-                    raise ProtocolError(self._broken)
-                if rtype == w.ERROR_TYPE:
-                    done = True
-                    raise self._error(rbody)
-                if rtype != type_ | w.REPLY_BIT:
-                    self._broken = "reply of type %d to a request of type %d" % (rtype, type_)
-                    raise ProtocolError(self._broken)
-                if not many:
-                    done = True
-                    return flags, rbody
-                bodies.append(rbody)
-                if not flags & w.FLAG_MORE:
-                    done = True
-                    return bodies
-        except (ConnectionError, EOFError) as e:
-            self._broken = "lost the connection to the Depot daemon at %s: %s" % (self.socket_path, e)
-            self._lost = True
-            raise ProtocolError(self._broken) from None
-        finally:
-            if not done and self._broken is None:
-                if not sent or self._in_frame:
-                    self._broken = ("a request was interrupted in the middle of a frame, so the connection is out of "
-                                    "step; close this client and connect again")
-                else:
-                    # Interrupted between frames (KeyboardInterrupt in a long get, say): the reply will still
-                    # come. It is skipped then, and whatever it pinned or created is given back.
-                    self._abandoned[request] = (type_, bytes(body))
-
-    def _farewell(self, cause):
-        """The daemon hung up: its last word (an ERROR frame) if it left one, else a ProtocolError."""
-        self._broken = "lost the connection to the Depot daemon at %s: %s" % (self.socket_path, cause)
-        self._lost = True
-        try:
-            self._sock.settimeout(1.0)
-            rtype, _, _, rbody = self._read_frame()
-            if rtype == w.ERROR_TYPE:
-                return self._error(rbody)
-        except (OSError, EOFError, ProtocolError):
-            pass
-        return ProtocolError(self._broken)
-
-    def _error(self, body):
-        if len(body) < w.ERROR.size:
-            return ProtocolError("ERROR reply of %d bytes" % len(body))
-        code, length = w.ERROR.unpack_from(body)
-        return from_wire(code, bytes(body[w.ERROR.size:w.ERROR.size + length]).decode("utf-8", "replace"))
-
-    def _settle_abandoned(self, rid, rtype, flags, rbody):
-        """Consumes a reply to an interrupted request, undoing its effect (a pin, a writer)."""
-        type_, body = self._abandoned[rid]
-        if flags & w.FLAG_MORE:
-            return
-        del self._abandoned[rid]
-        if rtype == w.ERROR_TYPE:
-            return
-        if type_ == w.GET_TYPE:
-            self._deferred_releases.append(body[:w.ID.size])
-        elif type_ == w.GET_MANY_TYPE:
-            count, _ = w.COUNT.unpack_from(rbody)
-            for i in range(count):
-                if w.LOCATION.unpack_from(rbody, w.COUNT.size + i * w.LOCATION.size)[4]:
-                    at = w.GET_MANY.size + i * w.ID.size
-                    self._deferred_releases.append(body[at:at + w.ID.size])
-        elif type_ == w.CREATE_TYPE:
-            self._deferred_aborts.append(body[:w.ID.size])
-
-    def _read_frame(self):
-        head = self._read_exactly(w.HEADER_LENGTH)
-        length, type_, flags, rid = w.HEADER.unpack(head)
-        if length < w.MIN_LENGTH or length > w.MAX_LENGTH:
-            self._broken = "reply frame length %d is outside %d..%d" % (length, w.MIN_LENGTH, w.MAX_LENGTH)
-            raise ProtocolError(self._broken)
-        self._in_frame = True
-        body = self._read_exactly(length - w.MIN_LENGTH)
-        self._in_frame = False
-        return type_, flags, rid, memoryview(body)
-
-    def _read_exactly(self, n):
-        buf = bytearray(n)
-        view = memoryview(buf)
-        got = 0
-        while got < n:
-            k = self._sock.recv_into(view[got:])
-            if k == 0:
-                raise EOFError("the daemon closed the connection")
-            got += k
-            self._in_frame = got < n or self._in_frame
-        return buf
-
-    def _flush_deferred_releases(self):
-        while self._deferred_releases:
-            raw = self._deferred_releases.popleft()
-            self._exchange(w.RELEASE_TYPE, w.ID.pack(raw), False)
-        while self._deferred_aborts:
-            raw = self._deferred_aborts.popleft()
-            self._exchange(w.ABORT_TYPE, w.ID.pack(raw), False)
-
-    def _location(self, body, at=0):
-        data_offset, size, meta_offset, meta_length, found = w.LOCATION.unpack_from(body, at)
-        if not found:
-            return None
-        for what, start, length in (("data", data_offset, size), ("metadata", meta_offset, meta_length)):
-            if start < self.heap_offset or start + length > self.file_length:
-                raise ProtocolError("object %s at %d..%d lies outside the heap %d..%d"
-                                    % (what, start, start + length, self.heap_offset, self.file_length))
-        return data_offset, size, meta_offset, meta_length
-
-    # ---- API --------------------------------------------------------------------------------------------
+    # ---- writes (through the daemon) -------------------------------------------------------------------
 
     def create(self, oid, size, metadata=b"", evict=True):
         """Creates an object of ``size`` bytes: returns an ``ObjectWriter`` whose ``data`` is writable shared
         memory. When the store is full, least-recently-used unpinned objects are evicted first unless
         ``evict=False``. Raises ObjectExistsError, StoreFullError."""
-        oid = as_id(oid)
-        metadata = bytes(metadata)
-        if size < 0:
-            raise ValueError("size must be >= 0, got %d" % size)
-        if len(metadata) > self.max_metadata:
-            raise ValueError("metadata of %d bytes exceeds the limit of %d" % (len(metadata), self.max_metadata))
+        raw = _raw_id(oid)
+        size = check_size(size, "object size", MAX_SIZE)
+        metadata = self._metadata(metadata)
         flags = 0 if evict else w.CREATE_FLAG_NO_EVICT
-        _, body = self._call(w.CREATE_TYPE, w.CREATE.pack(bytes(oid), flags, size, len(metadata)) + metadata)
+        _, body = self._call(w.CREATE_TYPE, w.CREATE.pack(raw, flags, size, len(metadata)) + metadata)
         offset, got = w.CREATED.unpack_from(body)
         if got != size or offset < self.heap_offset or offset + size > self.file_length:
             raise ProtocolError("CREATE reply puts %d bytes at %d, outside the heap or not the %d asked"
                                 % (got, offset, size))
-        writer = ObjectWriter(self, oid, offset, size, self._memory[offset:offset + size])
+        writer = ObjectWriter(self, ObjectId(raw), offset, size,
+                              self._mapping.span(offset, size, self._mapping, readonly=False), self._epoch)
         self._writers.add(writer)
         return writer
 
+    def _metadata(self, metadata):
+        if not isinstance(metadata, (bytes, bytearray, memoryview)):
+            raise ArgumentTypeError("metadata must be bytes, got %s" % type(metadata).__name__)
+        metadata = bytes(metadata)
+        if len(metadata) > self.max_metadata:
+            raise BadRequestError("metadata of %d bytes exceeds the limit of %d" % (len(metadata), self.max_metadata))
+        return metadata
+
     def put(self, oid, data, metadata=b"", evict=True):
         """Creates, fills and seals an object with a copy of ``data`` (any C-contiguous buffer)."""
-        src = memoryview(data)
+        try:
+            src = memoryview(data)
+        except TypeError:
+            raise ArgumentTypeError("put needs a buffer (bytes, bytearray, memoryview, an array), got %s"
+                                    % type(data).__name__) from None
         if not src.c_contiguous:
-            raise ValueError("put needs a C-contiguous buffer")
+            raise BadRequestError("put needs a C-contiguous buffer")
         src = src.cast("B") if src.format != "B" or src.ndim != 1 else src
         with self.create(oid, src.nbytes, metadata, evict) as writer:
             writer.data[:] = src
             writer.seal()
 
+    def _seal(self, writer):
+        self._check_writer(writer, "seal")
+        self._call(w.SEAL_TYPE, w.ID.pack(bytes(writer.id)))
+
+    def _abort(self, writer):
+        if self._closed or writer._epoch != self._epoch or writer not in self._writers:
+            return  # its connection is gone (closed, reconnected, the parent's): the daemon aborted it or will
+        if self._fork_generation != _process.fork_generation():
+            return
+        self._call(w.ABORT_TYPE, w.ID.pack(bytes(writer.id)))
+
+    def _check_writer(self, writer, what):
+        if self._closed:
+            raise ClientClosedError("cannot %s object %s: this Depot client is closed" % (what, writer.id))
+        if self._fork_generation != _process.fork_generation() or writer._epoch != self._epoch:
+            raise ViewReleasedError("cannot %s object %s: it was created on an earlier connection (in the parent "
+                                    "process, or before the daemon restarted), which aborted it" % (what, writer.id))
+
+    def _writer_done(self, writer):
+        self._writers.discard(writer)
+
+    # ---- gets (no socket) ------------------------------------------------------------------------------
+
     def get(self, oid, timeout=None):
-        """Gets a sealed object, waiting up to ``timeout`` seconds for it (None: wait forever; 0: do not wait).
-        Returns an ``ObjectView`` pinned until released. Raises ObjectMissingError."""
-        oid = as_id(oid)
-        _, body = self._call(w.GET_TYPE, w.GET.pack(bytes(oid), 0, _timeout_millis(timeout)))
-        return self._view(oid, self._location(body))
+        """Gets a sealed object, waiting up to ``timeout`` seconds for it (None, or inf, or 2**31 s and more:
+        forever; 0: do not wait). Returns an ``ObjectView`` pinned until released (or collected). Raises
+        ObjectMissingError."""
+        raw = _raw_id(oid)
+        deadline = deadline_of(timeout)
+        located = self._reader_for_get().get(raw, deadline)
+        if located is None:
+            raise ObjectMissingError("object %s %s in the store at %s" % (
+                ObjectId(raw), "does not exist" if deadline == 0 else "was not sealed " + describe_timeout(timeout),
+                self.directory))
+        return self._view(raw, located)
 
     def get_many(self, oids, timeout=None):
         """Gets several objects, waiting up to ``timeout`` seconds in total. Returns one entry per id, in
         order: an ``ObjectView``, or None for an object still missing at the end."""
-        oids = [as_id(o) for o in oids]
-        millis = _timeout_millis(timeout)
-        deadline = time.monotonic() + millis / 1000.0
+        raws = [_raw_id(o) for o in oids]
+        deadline = deadline_of(timeout)
+        reader = self._reader_for_get()
         out = []
-        for start in range(0, len(oids), self.max_get_many):
-            chunk = oids[start:start + self.max_get_many]
-            if millis > 0 and start > 0:
-                millis = max(0, math.ceil((deadline - time.monotonic()) * 1000))
-            request = w.GET_MANY.pack(millis, len(chunk), 0) + b"".join(bytes(o) for o in chunk)
-            _, body = self._call(w.GET_MANY_TYPE, request)
-            count, _ = w.COUNT.unpack_from(body)
-            if count != len(chunk) or len(body) != w.COUNT.size + count * w.LOCATION.size:
-                raise ProtocolError("GET_MANY reply has %d entries for %d ids" % (count, len(chunk)))
-            for i, oid in enumerate(chunk):
-                loc = self._location(body, w.COUNT.size + i * w.LOCATION.size)
-                out.append(None if loc is None else self._view(oid, loc))
+        try:
+            for raw in raws:
+                located = reader.get(raw, deadline)
+                out.append(None if located is None else self._view(raw, located))
+        except BaseException:
+            for view in out:
+                if view is not None:
+                    view.release()
+            raise
         return out
 
-    def _view(self, oid, location):
-        data_offset, size, meta_offset, meta_length = location
-        metadata = bytes(self._memory[meta_offset:meta_offset + meta_length])
-        view = ObjectView(self, oid, data_offset, size, metadata,
-                          self._memory[data_offset:data_offset + size].toreadonly())
-        self._views.add(view)
+    def _view(self, raw, located):
+        view = ObjectView(self._mapping, ObjectId(raw), located)
+        with self._views_lock:
+            self._views.add(view)
         return view
 
     def contains(self, oid):
         """True when a sealed object with this id exists."""
-        _, body = self._call(w.CONTAINS_TYPE, w.ID.pack(bytes(as_id(oid))))
-        return w.BOOLEAN.unpack_from(body)[0] == 1
+        located = self._reader_for_get().try_pin(_raw_id(oid))
+        if located is None:
+            return False
+        located.pin.release()
+        return True
+
+    def put_array(self, oid, array, metadata=b"", evict=True):
+        """Stores a NumPy array: its elements in C order, its dtype and shape in the metadata (see arrays)."""
+        from .arrays import put_array
+        put_array(self, oid, array, metadata, evict)
+
+    def get_array(self, oid, timeout=None):
+        """A read-only NumPy array over the object's shared memory (no copy). The object stays pinned, and the
+        memory mapped, for as long as the array (or any array made from it) is alive, even after ``close()``."""
+        from .arrays import get_array
+        return get_array(self, oid, timeout)
+
+    # ---- the rest (through the daemon) -----------------------------------------------------------------
 
     def delete(self, oid):
         """Deletes a sealed object (deferred while pinned). False when there is none with this id."""
-        _, body = self._call(w.DELETE_TYPE, w.ID.pack(bytes(as_id(oid))))
+        _, body = self._call(w.DELETE_TYPE, w.ID.pack(_raw_id(oid)))
         return w.BOOLEAN.unpack_from(body)[0] == 1
 
     def list(self):
@@ -391,27 +310,17 @@ class Client:
         return out
 
     def stat(self):
-        """Figures of the store, as ``StoreStats``."""
+        """Figures of the store, as ``StoreStats``; ``connection_pins`` counts this client's pins."""
         _, body = self._call(w.STAT_TYPE)
-        return StoreStats(*w.STAT.unpack_from(body))
+        figures = list(w.STAT.unpack_from(body))
+        figures[-2] = self._slot.held() if self._slot.owned else 0
+        return StoreStats(*figures)
 
     def evict(self, nbytes):
         """Evicts least-recently-used unpinned objects until ``nbytes`` are freed; returns the bytes freed."""
-        if nbytes < 0:
-            raise ValueError("nbytes must be >= 0, got %d" % nbytes)
+        nbytes = check_size(nbytes, "nbytes to evict")
         _, body = self._call(w.EVICT_TYPE, w.EVICT.pack(nbytes))
         return w.EVICT.unpack_from(body)[0]
-
-    def put_array(self, oid, array, metadata=b"", evict=True):
-        """Stores a NumPy array: its elements in C order, its dtype and shape in the metadata (see arrays)."""
-        from .arrays import put_array
-        put_array(self, oid, array, metadata, evict)
-
-    def get_array(self, oid, timeout=None):
-        """A read-only NumPy array over the object's shared memory (no copy). The pin is held for as long as the
-        array (or any array made from it) is alive."""
-        from .arrays import get_array
-        return get_array(self, oid, timeout)
 
     def put_object(self, oid, obj, metadata=b"", evict=True):
         """Stores any picklable object (pickle protocol 5); its large buffers go straight into shared memory
@@ -425,36 +334,9 @@ class Client:
         from .pickling import get_object
         return get_object(self, oid, timeout)
 
-    # ---- called by views and writers --------------------------------------------------------------------
-
-    def _seal(self, oid):
-        self._call(w.SEAL_TYPE, w.ID.pack(bytes(oid)))
-
-    def _abort(self, oid, writer=None):
-        if writer is not None and writer not in self._writers:
-            return  # created on a connection that is gone: the daemon already aborted it
-        if not self._closed:
-            self._call(w.ABORT_TYPE, w.ID.pack(bytes(oid)))
-
-    def _writer_done(self, writer):
-        self._writers.discard(writer)
-
-    def _release(self, view):
-        if view not in self._views:
-            return  # pinned on a connection that is gone: the daemon already dropped the pin
-        self._views.discard(view)
-        if not self._closed:
-            self._call(w.RELEASE_TYPE, w.ID.pack(bytes(view.id)))
-
-    def _defer_release(self, raw_id, epoch=None):
-        """From a finaliser (any thread, any time): queue the release for the next request, unless the pin was
-        taken on a connection that is gone (``epoch`` older than the current one)."""
-        if not self._closed and (epoch is None or epoch == self._epoch):
-            self._deferred_releases.append(raw_id)
-
     def flush(self):
-        """Sends the releases of arrays that were garbage-collected (done before every request anyway)."""
-        self._call(w.STAT_TYPE)
+        """Kept for compatibility: releases no longer wait for a request (they never cross the socket)."""
+        self._reader_for_get()
 
     # ---- lifecycle --------------------------------------------------------------------------------------
 
@@ -463,22 +345,26 @@ class Client:
         return self._closed
 
     def close(self):
-        """Closes the connection: the daemon releases every pin and aborts every unsealed object of this client.
-        Views and writers become unusable. The mapping is unmapped once no array made from it is alive."""
+        """Releases every view's pin (a view whose data is still used by buffers keeps its pin until they are
+        collected), aborts every unsealed object, gives the client slot back once no pin is left, and closes
+        the connection. The mapping goes when nothing made from it is alive. Harmless when closed."""
         with self._lock:
             if self._closed:
                 return
+            forked = self._fork_generation != _process.fork_generation()
+            if not forked:
+                with self._views_lock:
+                    views = list(self._views)
+                for view in views:
+                    view.release()
+                for writer in list(self._writers):
+                    writer.abort()
+                self._slot.close()
             self._closed = True
-            for view in list(self._views):
-                view.release()
-            for writer in list(self._writers):
-                writer.abort()
-            self._sock.close()
-            self._memory.release()
-            try:
-                self._mmap.close()
-            except BufferError:
-                pass  # arrays from get_array still use the mapping; it goes when they do
+            self._writers.clear()
+            self._conn.close()
+            self._reader = None
+            self._mapping = None
 
     def __enter__(self):
         return self
@@ -488,3 +374,13 @@ class Client:
 
     def __repr__(self):
         return "Client(%r%s)" % (self.directory, ", closed" if self._closed else "")
+
+
+def _replace_locks_after_fork():
+    # A lock another thread of the parent held at the fork would stay locked in the child forever.
+    for client in list(_clients):
+        client._lock = threading.RLock()
+        client._views_lock = threading.Lock()
+
+
+_process.on_fork_in_child(_replace_locks_after_fork)

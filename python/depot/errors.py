@@ -11,8 +11,15 @@ class DepotError(Exception):
     code = 1
 
 
-class BadRequestError(DepotError):
-    """The daemon found the request malformed (a bug in the client, or a value out of range)."""
+class BadRequestError(DepotError, ValueError):
+    """A value out of range (a size, a timeout, metadata over the limit), found by the client or the daemon.
+    The message names the value and the limit."""
+
+    code = 2
+
+
+class ArgumentTypeError(DepotError, TypeError):
+    """An argument of the wrong type (a bool or float as a size, a str as an id)."""
 
     code = 2
 
@@ -77,6 +84,10 @@ class ProtocolError(DepotError):
 
 class ViewReleasedError(DepotError, ValueError):
     """A view, writer or client was used after it was released, sealed, aborted or closed."""
+
+
+class ClientClosedError(ViewReleasedError):
+    """The client was closed."""
 
 
 _BY_CODE = {

@@ -3,6 +3,8 @@
 import hashlib
 import os
 
+from .errors import ArgumentTypeError, BadRequestError
+
 ID_LENGTH = 20
 
 
@@ -12,9 +14,12 @@ class ObjectId:
     __slots__ = ("_bytes",)
 
     def __init__(self, raw):
+        if not isinstance(raw, (bytes, bytearray, memoryview)):
+            raise ArgumentTypeError("an object id is made of %d bytes, got %s %r; use ObjectId.of(name) for a name"
+                                    % (ID_LENGTH, type(raw).__name__, raw))
         raw = bytes(raw)
         if len(raw) != ID_LENGTH:
-            raise ValueError("an object id is %d bytes, got %d" % (ID_LENGTH, len(raw)))
+            raise BadRequestError("an object id is %d bytes, got %d" % (ID_LENGTH, len(raw)))
         object.__setattr__(self, "_bytes", raw)
 
     @classmethod
@@ -25,16 +30,20 @@ class ObjectId:
     @classmethod
     def from_hex(cls, text):
         """Parses 40 hex digits."""
+        if not isinstance(text, str):
+            raise ArgumentTypeError("from_hex takes a str of %d hex digits, got %s" % (2 * ID_LENGTH, type(text).__name__))
         if len(text) != 2 * ID_LENGTH:
-            raise ValueError("an object id is %d hex digits, got %d: %r" % (2 * ID_LENGTH, len(text), text))
+            raise BadRequestError("an object id is %d hex digits, got %d: %r" % (2 * ID_LENGTH, len(text), text))
         try:
             return cls(bytes.fromhex(text))
         except ValueError:
-            raise ValueError("not a hex object id: %r" % (text,)) from None
+            raise BadRequestError("not a hex object id: %r" % (text,)) from None
 
     @classmethod
     def of(cls, name):
         """The id named ``name``: the first 20 bytes of SHA-256 of its UTF-8 bytes (as Java's ``ObjectId.of``)."""
+        if not isinstance(name, str):
+            raise ArgumentTypeError("ObjectId.of takes a str name, got %s" % type(name).__name__)
         return cls(hashlib.sha256(name.encode("utf-8")).digest()[:ID_LENGTH])
 
     def hex(self):
@@ -65,5 +74,5 @@ def as_id(value):
         return value
     if isinstance(value, (bytes, bytearray, memoryview)):
         return ObjectId(value)
-    raise TypeError("an object id is an ObjectId or 20 bytes, got %s; use ObjectId.of(name) for a name"
+    raise ArgumentTypeError("an object id is an ObjectId or 20 bytes, got %s; use ObjectId.of(name) for a name"
                     % type(value).__name__)

@@ -1,6 +1,7 @@
 """What the client hands out: views of sealed objects, writers of new ones, and store figures."""
 
 import warnings
+import weakref
 from dataclasses import dataclass
 
 from .errors import ViewReleasedError
@@ -9,30 +10,43 @@ from .errors import ViewReleasedError
 class ObjectView:
     """A sealed object, read in place: ``data`` is a read-only ``memoryview`` of shared memory, not a copy.
 
-    The daemon pins the object for this view (it cannot be deleted or evicted) until ``release()``, or until
-    the client closes or its process dies. Do not keep ``data`` (or slices of it) after releasing: the memory
-    may then hold another object. A context manager: leaving the ``with`` block releases.
+    The object is pinned for this view (it cannot be deleted or evicted, and its bytes do not change) until
+    ``release()``, or until the view is garbage-collected, or the client closes, or its process dies. The
+    pin lives on for as long as ``data`` or any buffer made from it (a slice, a NumPy array) is alive, even
+    after ``release()``: such buffers never see another object's bytes, and never lose their memory.
+    A context manager: leaving the ``with`` block releases.
     """
 
-    __slots__ = ("_client", "id", "offset", "size", "metadata", "_data", "_released")
+    __slots__ = ("id", "offset", "size", "metadata", "_mapping", "_pin", "_data", "_exporter", "_released",
+                 "__weakref__")
 
-    def __init__(self, client, oid, offset, size, metadata, data):
-        self._client = client
+    def __init__(self, mapping, oid, located):
         self.id = oid
         #: offset of the data in the store file
-        self.offset = offset
-        self.size = size
+        self.offset = located.data_offset
+        self.size = located.size
         #: the object's metadata (a copy, bytes)
-        self.metadata = metadata
-        self._data = data
+        self.metadata = mapping.read(located.metadata_offset, located.metadata_length)
+        self._mapping = mapping
+        self._pin = located.pin
+        self._data = None
+        self._exporter = None
         self._released = False
 
     @property
     def data(self):
-        """The data: a read-only, zero-copy ``memoryview``."""
+        """The data: a read-only, zero-copy ``memoryview`` that keeps the object pinned while it is alive."""
         if self._released:
             raise ViewReleasedError("view of object %s is released; get it again" % self.id)
-        return self._data
+        data = self._data
+        if data is None:
+            pin = self._pin
+            if pin is None:
+                raise ViewReleasedError("view of object %s is released; get it again" % self.id)
+            data = self._mapping.span(self.offset, self.size, pin, readonly=True)
+            self._exporter = weakref.ref(data.obj)
+            self._data = data
+        return data
 
     @property
     def released(self):
@@ -43,20 +57,25 @@ class ObjectView:
         return bytes(self.data)
 
     def release(self):
-        """Releases the pin. Harmless when already released."""
+        """Releases the pin, unless buffers made from ``data`` are still alive: then it is released when the
+        last of them is collected. ``data`` can no longer be used. Harmless when already released."""
         if self._released:
             return
         self._released = True
-        try:
-            self._data.release()
-        except BufferError:
-            warnings.warn("view of object %s released while buffers made from its data are still alive; they may "
-                          "now see other objects' bytes" % self.id, RuntimeWarning, stacklevel=2)
-        self._client._release(self)
+        data, self._data = self._data, None
+        if data is not None:
+            try:
+                data.release()
+            except BufferError:
+                pass  # exported (to NumPy, say): those buffers hold the pin until they are collected
+            del data
+        pin, self._pin = self._pin, None
+        exporter = self._exporter
+        if pin is not None and (exporter is None or exporter() is None):
+            pin.release()
 
-    def _detach(self):
-        """Hands the pin over to an array (get_array); the view itself no longer owns it."""
-        self._released = True
+    def _pinned(self):
+        return self._pin is not None and self._pin.held
 
     def __enter__(self):
         return self
@@ -74,15 +93,17 @@ class ObjectWriter:
     A context manager: leaving the ``with`` block without sealing aborts the object and frees its space.
     """
 
-    __slots__ = ("_client", "id", "offset", "size", "_data", "_state")
+    __slots__ = ("_client", "id", "offset", "size", "_data", "_state", "_epoch", "__weakref__")
 
-    def __init__(self, client, oid, offset, size, data):
+    def __init__(self, client, oid, offset, size, data, epoch):
         self._client = client
         self.id = oid
         self.offset = offset
         self.size = size
         self._data = data
         self._state = "open"
+        #: the connection (and process) it was created on: only that one can seal or abort it
+        self._epoch = epoch
 
     @property
     def data(self):
@@ -100,7 +121,7 @@ class ObjectWriter:
         """Makes the object immutable and visible to every process; wakes processes waiting for it."""
         self.data  # raises unless open
         self._close_data()
-        self._client._seal(self.id)
+        self._client._seal(self)
         self._state = "sealed"
         self._client._writer_done(self)
 
@@ -111,7 +132,7 @@ class ObjectWriter:
         self._state = "aborted"
         self._close_data()
         try:
-            self._client._abort(self.id, self)
+            self._client._abort(self)
         finally:
             self._client._writer_done(self)
 

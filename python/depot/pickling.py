@@ -26,11 +26,9 @@ Kinds: 0 a protocol-5 out-of-band buffer (consumed in order by the stream's NEXT
 object's metadata is ``b"DPK1"`` followed by the application's own metadata.
 """
 
-import ctypes
 import io
 import pickle
 import struct
-import weakref
 
 from .errors import DepotError
 
@@ -209,14 +207,11 @@ class _Unpickler(pickle.Unpickler):
                                 % (self._name, pid))
 
 
-def _pinned_bytes(client, view):
-    """A read-only byte view of the view's data that holds the pin: the pin passes from ``view`` to an
-    exporter whose finaliser releases it once no buffer made from it is alive."""
-    holder = (ctypes.c_char * view.size).from_buffer(client._mmap, view.offset)
-    memory = memoryview(holder).cast("B").toreadonly()
-    view._detach()
-    client._views.discard(view)
-    weakref.finalize(holder, client._defer_release, bytes(view.id), client._epoch)
+def _pinned_bytes(view):
+    """A read-only byte view of the view's data that holds the pin: its exporter holds the pin until no buffer
+    made from it is alive, so releasing the view only hands the pin over."""
+    memory = memoryview(view.data)
+    view.release()
     return memory
 
 
@@ -240,7 +235,7 @@ def get_object(client, oid, timeout=None):
             return _Unpickler(view.data[start:start + length], [], layout, name).load()
         finally:
             view.release()
-    memory = _pinned_bytes(client, view)
+    memory = _pinned_bytes(view)
     views = [memory[offset:offset + length] for offset, length, _ in layout.buffers]
     start, length = layout.stream
     stream = memory[start:start + length]

@@ -9,7 +9,7 @@ np = pytest.importorskip("numpy")
 
 
 def _address_of_mapping(client):
-    return ctypes.addressof(ctypes.c_char.from_buffer(client._mmap))
+    return client._mapping.base
 
 
 def test_array_comes_back_with_its_dtype_and_shape(client):
@@ -28,15 +28,12 @@ def test_get_array_is_a_view_of_shared_memory_not_a_copy(client):
     array = client.get_array(oid)
     with client.get(oid, 0) as view:
         offset = view.offset
-    # the base chain ends at the client's one mapping of the store file ...
-    base = array
-    while getattr(base, "base", None) is not None:
-        base = base.base
-    assert base is client._mmap
+    # the array's base exports the client's one mapping of the store file ...
+    assert isinstance(array.base, ctypes.Array) and ctypes.addressof(array.base) == client._mapping.base
     # ... and the elements lie at the object's offset in it
     address = _address_of_mapping(client)
     assert array.__array_interface__["data"][0] == address + offset
-    mapped = np.frombuffer(client._mmap, dtype=np.uint8)
+    mapped = np.frombuffer(client._mapping.mm, dtype=np.uint8)
     try:
         assert np.shares_memory(array, mapped)
     finally:

@@ -214,11 +214,13 @@ REFUSED_USER = """
 import os, sys, depot
 os.setgid(65534)
 os.setuid(65534)
-try:
-    depot.connect(sys.argv[1])
-    print("served")
-except depot.PermissionDeniedError as e:
-    print("refused:", e)
+from depot._connection import Connection
+for attempt in (lambda: depot.connect(sys.argv[1]), lambda: Connection(sys.argv[1])):
+    try:
+        attempt()
+        print("served")
+    except depot.PermissionDeniedError as e:
+        print("refused:", e)
 """
 
 
@@ -229,8 +231,12 @@ def test_a_client_of_another_user_is_refused(daemon):
     os.chmod(daemon.dir, 0o711)
     os.chmod(os.path.join(daemon.dir, "depot.sock"), 0o666)
     with python_child(REFUSED_USER, daemon.dir) as child:
+        # the client refuses a store directory that is not its user's (issue 8.1) ...
         line = child.await_line("")
-        assert line.startswith("refused:") and "serves only user" in line, line
+        assert line.startswith("refused:") and "belongs to root (uid 0), not to you" in line, line
+        # ... and a socket served by another user, checked with SO_PEERCRED before saying anything
+        line = child.await_line("")
+        assert line.startswith("refused:") and "not by your own user" in line, line
 
 
 def test_get_many_takes_more_ids_than_one_request_holds(client):

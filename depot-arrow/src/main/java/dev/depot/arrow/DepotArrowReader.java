@@ -48,6 +48,7 @@ public final class DepotArrowReader implements AutoCloseable, Iterator<VectorSch
         StreamIndex index;
         try {
             index = StreamIndex.of(view.data(), id);
+            checkVectorsCanBeMade(index.schema(), allocator, id);
             view.holdMapping();
             whole = allocator.wrapForeignAllocation(new PinnedAllocation(view));
         } catch (RuntimeException e) {
@@ -55,6 +56,16 @@ public final class DepotArrowReader implements AutoCloseable, Iterator<VectorSch
             throw e;
         }
         return new DepotArrowReader(id, allocator, index, whole);
+    }
+
+    /** Arrow Java refuses some schemas only when it makes their vectors (an Int of 0 bits): find out now. */
+    private static void checkVectorsCanBeMade(Schema schema, BufferAllocator allocator, ObjectId id) {
+        try {
+            VectorSchemaRoot.create(schema, allocator).close();
+        } catch (RuntimeException e) {
+            throw new BadStreamException("object " + id + " holds an Arrow schema that Arrow Java cannot read ("
+                + schema + "): " + e.getMessage(), e);
+        }
     }
 
     public ObjectId id() {
@@ -101,8 +112,10 @@ public final class DepotArrowReader implements AutoCloseable, Iterator<VectorSch
     }
 
     /**
-     * Batch {@code i} as a new root over shared memory; the caller closes it. Its vectors are checked (buffer sizes
-     * against row counts and types) before it is returned.
+     * Batch {@code i} as a new root over shared memory; the caller closes it. Its vectors are checked before it is
+     * returned (buffer sizes against value counts; offsets of variable-width vectors, which readers such as Spark's
+     * {@code ArrowColumnVector} follow without bounds checks, monotonic and inside their data): a constant cost per
+     * fixed-width vector, one pass over the offsets of a variable-width one.
      *
      * @throws BadStreamException when the batch does not match the schema or its buffers are too small
      */
@@ -135,7 +148,7 @@ public final class DepotArrowReader implements AutoCloseable, Iterator<VectorSch
             new VectorLoader(root).load(batch);
         }
         for (FieldVector v : root.getFieldVectors()) {
-            ValueVectorUtility.validate(v);
+            ValueVectorUtility.validateFull(v);
         }
     }
 

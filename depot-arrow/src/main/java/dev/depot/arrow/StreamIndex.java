@@ -10,6 +10,7 @@ import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.flatbuf.Buffer;
+import org.apache.arrow.flatbuf.FieldNode;
 import org.apache.arrow.flatbuf.Message;
 import org.apache.arrow.flatbuf.MessageHeader;
 import org.apache.arrow.flatbuf.RecordBatch;
@@ -140,8 +141,21 @@ final class StreamIndex {
                         + (b.offset() + b.length()) + ", outside its body of " + bodyLength + " bytes");
                 }
             }
-            if (rb.length() < 0) {
-                throw new BadStreamException(where(id, at) + "has a negative row count " + rb.length());
+            // Arrow Java allocates a validity bitmap for a node whose writer left it out: bound node lengths by
+            // what the body can hold (a bit per value at least), so that a corrupt length cannot allocate much.
+            long maxValues = Math.max(bodyLength, 1) * Byte.SIZE;
+            if (rb.length() < 0 || rb.length() > Math.min(maxValues, Integer.MAX_VALUE)) {
+                throw new BadStreamException(where(id, at) + "claims " + rb.length() + " rows in a body of "
+                    + bodyLength + " bytes");
+            }
+            for (int i = 0; i < rb.nodesLength(); i++) {
+                FieldNode node = rb.nodes(i);
+                if (node.length() < 0 || node.length() > maxValues || node.nullCount() < 0
+                    || node.nullCount() > node.length()) {
+                    throw new BadStreamException(where(id, at) + "has field node " + i + " of " + node.length()
+                        + " values with " + node.nullCount() + " nulls, impossible in a body of " + bodyLength
+                        + " bytes");
+                }
             }
             return new Batch(message, bodyOffset, bodyLength, rb.length());
         } catch (BadStreamException e) {

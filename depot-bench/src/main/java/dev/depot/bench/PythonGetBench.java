@@ -1,5 +1,8 @@
 package dev.depot.bench;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.depot.client.ArrayMetadata;
 import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectId;
@@ -15,8 +18,6 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * A Python process gets a float64 array that this Java process put (1 GiB; quick: 64 MiB) and sums it,
@@ -25,6 +26,7 @@ import java.util.regex.Pattern;
  * repository's {@code python/} directory on its path.
  */
 final class PythonGetBench implements Benchmark {
+    private static final ObjectMapper JSON = new ObjectMapper();
     private static final String SCRIPT = "python_get.py";
     private static final int REPS = 5;
 
@@ -117,10 +119,16 @@ final class PythonGetBench implements Benchmark {
     }
 
     private static long field(String json, String key) {
-        Matcher m = Pattern.compile("\"" + key + "\":\\s*(\\d+)").matcher(json);
-        if (!m.find()) {
-            throw new IllegalStateException("python-get: no " + key + " in the Python side's output: " + json);
+        JsonNode value;
+        try {
+            value = JSON.readTree(json).get(key);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("python-get: the Python side printed no JSON object: " + json, e);
         }
-        return Long.parseLong(m.group(1));
+        if (value == null || !value.canConvertToLong()) {
+            throw new IllegalStateException("python-get: no whole number " + key + " in the Python side's output: "
+                + json);
+        }
+        return value.asLong();
     }
 }

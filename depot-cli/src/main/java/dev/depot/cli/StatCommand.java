@@ -82,7 +82,8 @@ final class StatCommand implements Command {
         out.printf("capacity    %s%n", Size.format(s.capacityBytes()));
         out.printf("used        %s (%s)%n", Size.format(s.usedBytes()), percent(s.usedBytes(), s.capacityBytes()));
         out.printf("free        %s (largest block %s, fragmentation %s)%n", Size.format(s.freeBytes()),
-            Size.format(s.largestFreeBlock()), String.format(Locale.ROOT, "%.1f%%", 100 * s.fragmentation()));
+            s.largestFreeBlock() < 0 ? "unknown: the allocator lock is held" : Size.format(s.largestFreeBlock()),
+            s.largestFreeBlock() < 0 ? "unknown" : String.format(Locale.ROOT, "%.1f%%", 100 * s.fragmentation()));
         out.printf("pinned      %s%n", Size.format(s.pinnedBytes()));
         out.printf("unsealed    %s%n", Size.format(s.unsealedBytes()));
         out.printf("objects     %d (%d sealed, at most %d)%n", s.objectCount(), s.sealedCount(), s.maxObjects());

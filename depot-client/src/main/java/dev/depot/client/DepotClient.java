@@ -99,12 +99,14 @@ public final class DepotClient implements AutoCloseable {
         }
     }
 
-    /** Wraps an already opened store (used by the embedded daemon). */
+    /** Wraps an already opened store (used by the embedded daemon). Not API: {@code Store} is internal. */
+    @SuppressWarnings("exports")
     public static DepotClient wrap(Store store) {
         return new DepotClient(store, null);
     }
 
-    /** Wraps an already opened store; {@code owner} is closed before the store (the embedded daemon). */
+    /** Wraps an already opened store; {@code owner} is closed before the store (the embedded daemon). Not API. */
+    @SuppressWarnings("exports")
     public static DepotClient wrap(Store store, AutoCloseable owner) {
         return new DepotClient(store, owner);
     }
@@ -113,7 +115,8 @@ public final class DepotClient implements AutoCloseable {
         return store.directory();
     }
 
-    /** The underlying store, for the daemon and tools. */
+    /** The underlying store, for the daemon and tools. Not API: {@code Store} is not exported from its module. */
+    @SuppressWarnings("exports")
     public Store store() {
         return store;
     }

@@ -172,11 +172,12 @@ public final class DepotServer implements AutoCloseable {
                 if (n > 0) {
                     log.accept("reclaimed " + n + " dead client(s)");
                 }
-                heartbeat();
             } catch (RuntimeException e) {
                 if (state == State.RUNNING) {
                     log.accept("reaper: " + e);
                 }
+            } finally {
+                heartbeat();
             }
         }
     }

@@ -6,6 +6,9 @@ import static dev.depot.core.store.StoreHeaderDescriptor.LOCK_WAITERS_OFFSET;
 import dev.depot.core.clients.ClientTable;
 import dev.depot.core.memory.Atomics;
 import dev.depot.core.sys.Native;
+import dev.depot.core.sys.ProcessIdentity;
+import dev.depot.errors.DepotException;
+import dev.depot.errors.StoreBusyException;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -16,10 +19,32 @@ import java.util.concurrent.locks.ReentrantLock;
  * steals the lock from a dead owner with a CAS. A stolen lock means the protected state may be half-changed;
  * {@link #acquire} then returns {@code true} and the caller must rebuild it ({@link Recovery}).
  *
+ * <p>A live holder that does not let go (stopped with SIGSTOP, frozen in a debugger) cannot be stolen from:
+ * it may continue at any instruction. So no wait is unbounded: {@link #acquire} gives up after
+ * {@link #waitLimitNanos()} with a {@link StoreBusyException} naming the holder's pid, and reads never take the
+ * lock at all ({@code stat} uses {@link #tryAcquire} with a short bound and reports what it could not read).
+ *
  * <p>All threads of a process take the lock as the same client, so a process-local lock orders them first:
  * the lock word alone cannot tell two threads of one client apart.
  */
 public final class AllocationLock {
+    /** System property: how long a change waits for a live holder, in milliseconds. */
+    public static final String WAIT_LIMIT_PROP_NAME = "depot.lock.waitLimitMillis";
+    /** Default of {@link #WAIT_LIMIT_PROP_NAME}: 5 s, far beyond any real critical section. */
+    public static final long WAIT_LIMIT_MILLIS_DEFAULT = 5_000;
+    private static final long WAIT_LIMIT_NANOS = Math.max(1, Long.getLong(WAIT_LIMIT_PROP_NAME, WAIT_LIMIT_MILLIS_DEFAULT))
+        * 1_000_000L;
+
+    /** What {@link #tryAcquire} got. */
+    public enum Acquisition {
+        /** The holder kept it for the whole bound. */
+        TIMED_OUT,
+        /** Taken; the protected state is sound. */
+        ACQUIRED,
+        /** Taken from a dead holder (or one whose rebuild failed): the protected state must be rebuilt. */
+        ACQUIRED_MUST_REBUILD
+    }
+
     static final long LIVENESS_CHECK_NANOS = 2_000_000L;
     private static final int SPINS_BEFORE_SLEEP = 200;
 
@@ -37,42 +62,90 @@ public final class AllocationLock {
         Atomics.checkAligned(header, ALLOC_LOCK_OFFSET, Long.BYTES, "allocator lock");
     }
 
+    /** How long {@link #acquire} waits for a live holder ({@link #WAIT_LIMIT_PROP_NAME}). */
+    public static long waitLimitNanos() {
+        return WAIT_LIMIT_NANOS;
+    }
+
     /**
-     * Takes the lock for client {@code me}. Acquire semantics: the previous holder's release publishes its
-     * changes to us.
+     * Takes the lock for client {@code me}, waiting at most {@link #waitLimitNanos()} for a live holder. Acquire
+     * semantics: the previous holder's release publishes its changes to us.
      *
      * @return true when the lock was stolen from a dead holder and the protected state must be rebuilt
+     * @throws StoreBusyException when a live holder kept it for the whole wait (stopped, say), naming its pid
      */
     public boolean acquire(int me) {
+        long start = System.nanoTime();
+        Acquisition a = tryAcquire(me, WAIT_LIMIT_NANOS);
+        if (a == Acquisition.TIMED_OUT) {
+            throw busy(System.nanoTime() - start);
+        }
+        return a == Acquisition.ACQUIRED_MUST_REBUILD;
+    }
+
+    /** Takes the lock for client {@code me} unless a live holder keeps it for {@code timeoutNanos}. */
+    public Acquisition tryAcquire(int me, long timeoutNanos) {
         if (local.isHeldByCurrentThread()) {
             throw new IllegalStateException("allocator lock is already held by this thread (client " + me
                 + "): not reentrant");
         }
-        local.lock();
+        long start = System.nanoTime();
         try {
-            return acquireShared(me);
+            if (!local.tryLock(timeoutNanos, java.util.concurrent.TimeUnit.NANOSECONDS)) {
+                return Acquisition.TIMED_OUT;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new DepotException("interrupted while waiting for the allocator lock");
+        }
+        try {
+            Acquisition a = acquireShared(me, Math.max(0, timeoutNanos - (System.nanoTime() - start)));
+            if (a == Acquisition.TIMED_OUT) {
+                local.unlock();
+            }
+            return a;
         } catch (RuntimeException | Error e) {
             local.unlock();
             throw e;
         }
     }
 
-    private boolean acquireShared(int me) {
+    private StoreBusyException busy(long waitedNanos) {
+        long holder = Atomics.getLongVolatile(header, ALLOC_LOCK_OFFSET);
+        int owner = (int) holder - 1;
+        String who;
+        if (owner >= 0 && owner < clients.maxClients() && clients.identity(owner) != 0) {
+            int pid = ProcessIdentity.pidOf(clients.identity(owner));
+            who = "pid " + pid + " (client " + owner + ")";
+            if (pid == ProcessHandle.current().pid()) {
+                who += ", another thread of this process";
+            }
+        } else {
+            who = holder == 0 ? "another thread of this process" : "client " + owner;
+        }
+        return new StoreBusyException(String.format(java.util.Locale.ROOT,
+            "allocator lock held by %s for %.1f s; is it stopped? A process stopped with SIGSTOP or frozen in a"
+                + " debugger keeps the lock until it continues (kill -CONT it, or kill it and Depot recovers);"
+                + " reads (get, ls, stat) still work", who, waitedNanos / 1e9));
+    }
+
+    private Acquisition acquireShared(int me, long timeoutNanos) {
         long mine = me + 1L;
         int spins = 0;
         long waitStart = 0;
         long nextCheck = 0;
+        long start = System.nanoTime();
         while (true) {
             long holder = Atomics.getLongVolatile(header, ALLOC_LOCK_OFFSET);
             if (holder == 0) {
                 if (Atomics.compareAndSetLong(header, ALLOC_LOCK_OFFSET, 0, mine)) {
-                    return false;
+                    return Acquisition.ACQUIRED;
                 }
                 continue;
             }
             if (holder == NEEDS_REBUILD) {
                 if (Atomics.compareAndSetLong(header, ALLOC_LOCK_OFFSET, NEEDS_REBUILD, mine)) {
-                    return true;
+                    return Acquisition.ACQUIRED_MUST_REBUILD;
                 }
                 continue;
             }
@@ -83,9 +156,13 @@ public final class AllocationLock {
                 Thread.onSpinWait();
                 continue;
             }
+            long left = timeoutNanos - (System.nanoTime() - start);
+            if (left <= 0) {
+                return Acquisition.TIMED_OUT;
+            }
             Atomics.getAndAddInt(header, LOCK_WAITERS_OFFSET, 1);
             try {
-                Native.futexWait(header.address() + ALLOC_LOCK_OFFSET, (int) holder, LIVENESS_CHECK_NANOS);
+                Native.futexWait(header.address() + ALLOC_LOCK_OFFSET, (int) holder, Math.min(left, LIVENESS_CHECK_NANOS));
             } finally {
                 Atomics.getAndAddInt(header, LOCK_WAITERS_OFFSET, -1);
             }
@@ -98,7 +175,7 @@ public final class AllocationLock {
                 int owner = (int) holder - 1;
                 boolean dead = owner < 0 || owner >= clients.maxClients() || !clients.isAlive(owner);
                 if (dead && Atomics.compareAndSetLong(header, ALLOC_LOCK_OFFSET, holder, mine)) {
-                    return true;
+                    return Acquisition.ACQUIRED_MUST_REBUILD;
                 }
             }
         }

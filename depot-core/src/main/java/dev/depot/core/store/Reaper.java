@@ -41,6 +41,16 @@ public final class Reaper {
     /** Reclaims client {@code client}, which had {@code identity}. */
     void reclaimClient(int client, long identity) {
         boolean self = client == store.me();
+        if (self && !ownsEntries(client)) {
+            // A client that only read (the CLI's get, stat, ls) has nothing to settle: it closes without the
+            // allocator lock, so a holder that does not let go (a stopped process) cannot keep it from exiting.
+            store.clients.clearPins(client);
+            if (store.lock.holder() < 0) {
+                store.sweepPendingDeletes();
+            } // else the daemon's sweep (or the next unpinner) finishes deletes our pins held back
+            store.clients.release(client, identity);
+            return;
+        }
         store.lockAndRecover();
         try {
             if (store.clients.identity(client) != identity) {
@@ -80,6 +90,31 @@ public final class Reaper {
             store.releaseLock();
         }
         store.sweepPendingDeletes();
+    }
+
+    /**
+     * True when some live index entry names {@code client} as its owner (unsealed, or mid-eviction or mid-delete).
+     * Read lock-free; exact for a client that closes itself, since only it makes entries name it.
+     */
+    private boolean ownsEntries(int client) {
+        var index = store.index;
+        for (int slot = 0; slot < index.slots(); slot++) {
+            long sw = index.stateWordAcquire(slot);
+            if (owner(sw) != client) {
+                continue;
+            }
+            EntryState st;
+            try {
+                st = state(sw);
+            } catch (IllegalStateException corrupt) {
+                continue;  // not ours to settle: recovery drops it
+            }
+            // The states settleEntriesOf settles: an entry in one of them that names us is ours to settle.
+            if (st == EntryState.CREATING || st == EntryState.EVICTING || st == EntryState.DELETING) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Under the lock: frees the client's unsealed objects, puts back its evictions, defers its deletes. */

@@ -635,11 +635,24 @@ public final class Store implements AutoCloseable {
         }
     }
 
-    /** Takes the allocator lock, rebuilding the heap first when the previous holder died holding it. */
+    /**
+     * Takes the allocator lock, rebuilding the heap first when the previous holder died holding it.
+     *
+     * @throws dev.depot.errors.StoreBusyException when a live holder keeps it beyond the wait limit
+     */
     void lockAndRecover() {
         if (lock.acquire(me)) {
             rebuildOrHandOn();
         }
+    }
+
+    /** As {@link #lockAndRecover} but gives up (false) when a live holder keeps the lock {@code timeoutNanos}. */
+    boolean tryLockAndRecover(long timeoutNanos) {
+        AllocationLock.Acquisition a = lock.tryAcquire(me, timeoutNanos);
+        if (a == AllocationLock.Acquisition.ACQUIRED_MUST_REBUILD) {
+            rebuildOrHandOn();
+        }
+        return a != AllocationLock.Acquisition.TIMED_OUT;
     }
 
     /** Rebuilds under the lock; if that fails, releases the lock marked for the next holder to rebuild. */

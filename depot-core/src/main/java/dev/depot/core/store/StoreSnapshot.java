@@ -26,10 +26,16 @@ import java.util.Map;
 
 /**
  * Read-only views of a store for {@code stat} and {@code ls}: one pass over the pin records and one over the
- * index. Lock-free except for the free lists (largest free block), read under the allocator lock. Entries
+ * index. Lock-free except for the free lists (largest free block), read under the allocator lock if it can be
+ * had within {@link #STATISTICS_LOCK_WAIT_NANOS}. Entries
  * are read like a seqlock: an entry whose state word changed while it was read is left out.
  */
 final class StoreSnapshot {
+    /**
+     * How long statistics wait for the allocator lock to read the largest free block; after that it is reported
+     * unknown (-1): a read must never hang on a holder that does not let go (a stopped process).
+     */
+    private static final long STATISTICS_LOCK_WAIT_NANOS = 100_000_000L;
     private final Store store;
 
     StoreSnapshot(Store store) {
@@ -52,16 +58,15 @@ final class StoreSnapshot {
                 unsealedBytes += index.dataLength(slot);
             }
         }
-        long largest;
+        long largest = -1;
         boolean held = store.lock.isHeldByCurrentThread();
-        if (!held) {
-            store.lockAndRecover();
-        }
-        try {
-            largest = store.allocator.largestFreeBlock();
-        } finally {
-            if (!held) {
-                store.releaseLock();
+        if (held || store.tryLockAndRecover(STATISTICS_LOCK_WAIT_NANOS)) {
+            try {
+                largest = store.allocator.largestFreeBlock();
+            } finally {
+                if (!held) {
+                    store.releaseLock();
+                }
             }
         }
         var header = store.header;

@@ -2,7 +2,9 @@ package dev.depot.core.store;
 
 /**
  * A snapshot of a store's figures. {@code fragmentation} is {@code 1 - largestFreeBlock / freeBytes} (0 when
- * all free space is one block). {@code kept*} are KEEP objects in memory, {@code spilled*} KEEP objects on disk
+ * all free space is one block). {@code largestFreeBlock} is -1 (and {@code fragmentation} NaN) when it could not
+ * be read: the free lists are read under the allocator lock, and a statistics call never waits long for it.
+ * {@code kept*} are KEEP objects in memory, {@code spilled*} KEEP objects on disk
  * in {@code spillDirectory} (null when no daemon spills); spilled bytes count as their heap block sizes.
  */
 public record StoreStatistics(long capacityBytes, long usedBytes, long freeBytes, long pinnedBytes,
@@ -12,6 +14,9 @@ public record StoreStatistics(long capacityBytes, long usedBytes, long freeBytes
                               long spilledBytes, long spilledObjects, long spillCount, long restoreCount,
                               String spillDirectory) {
     public double fragmentation() {
+        if (largestFreeBlock < 0) {
+            return Double.NaN;
+        }
         return freeBytes == 0 ? 0.0 : 1.0 - (double) largestFreeBlock / freeBytes;
     }
 }

@@ -215,9 +215,9 @@ final class Connection implements Runnable {
                 : cancelled ? " was not sealed before the client sent its next request"
                 : " was not sealed within " + timeout + " ms") + " in the store at " + client.directory());
         }
-        objects.addView(v);
+        long handle = objects.addView(v);
         ByteBuffer reply = FrameWriter.frame(replyType(TYPE_GET), 0, f.requestId(), LOCATION_LENGTH);
-        putLocation(FrameWriter.body(reply), 0, v);
+        putLocation(FrameWriter.body(reply), 0, v, handle);
         return reply;
     }
 
@@ -242,18 +242,16 @@ final class Connection implements Runnable {
                 ObjectId id = idAt(b, GET_MANY_IDS_OFFSET + i * ID_LENGTH);
                 long left = timeout <= 0 ? timeout : Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
                 got[i] = await(id, left);
-                if (got[i] != null) {
-                    putLocation(r, COUNT_ENTRIES_OFFSET + i * LOCATION_LENGTH, got[i]);
-                }
             }
             done = true;
         } finally {
-            for (ObjectView v : got) {
+            for (int i = 0; i < count; i++) {
+                ObjectView v = got[i];
                 if (v == null) {
                     continue;
                 }
                 if (done) {
-                    objects.addView(v);
+                    putLocation(r, COUNT_ENTRIES_OFFSET + i * LOCATION_LENGTH, v, objects.addView(v));
                 } else {
                     v.close();
                 }
@@ -300,12 +298,13 @@ final class Connection implements Runnable {
         }
     }
 
-    private void putLocation(ByteBuffer r, int at, ObjectView v) {
-        Replies.putLocation(r, at, context.fileOffsetOf(v.data()), v);
+    private void putLocation(ByteBuffer r, int at, ObjectView v, long handle) {
+        Replies.putLocation(r, at, context.fileOffsetOf(v.data()), v, handle);
     }
 
     private ByteBuffer release(Frame f) {
-        objects.release(idOnly(f));
+        f.expectBodyLength(RELEASE_LENGTH);
+        objects.release(idAt(f.body(), RELEASE_ID_OFFSET), f.body().getLong(RELEASE_HANDLE_OFFSET));
         return Replies.empty(f);
     }
 

@@ -5,7 +5,6 @@ import dev.depot.client.ObjectView;
 import dev.depot.client.ObjectWriter;
 import dev.depot.errors.ObjectExistsException;
 import dev.depot.errors.ObjectMissingException;
-import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -16,9 +15,13 @@ import java.util.Map;
  */
 final class ConnectionObjects {
     private final Map<ObjectId, ObjectWriter> writers = new HashMap<>();
-    /** One view per GET not yet released; the same object may be pinned several times. */
-    private final Map<ObjectId, ArrayDeque<ObjectView>> views = new HashMap<>();
-    private int viewCount;
+    /**
+     * One view per GET (or found GET_MANY entry) not yet released, by the handle its reply carried. The same
+     * object may be pinned several times, even in different generations (deleted and created again in
+     * between): the handle says which pin a RELEASE ends.
+     */
+    private final Map<Long, ObjectView> views = new HashMap<>();
+    private long lastHandle;
 
     void addWriter(ObjectWriter w) {
         if (writers.putIfAbsent(w.id(), w) != null) {
@@ -37,27 +40,27 @@ final class ConnectionObjects {
         return w;
     }
 
-    void addView(ObjectView v) {
-        views.computeIfAbsent(v.id(), k -> new ArrayDeque<>()).add(v);
-        viewCount++;
+    /** Holds {@code v} for the connection; returns its handle (never 0). */
+    long addView(ObjectView v) {
+        long handle = ++lastHandle;
+        views.put(handle, v);
+        return handle;
     }
 
-    /** Releases one of this connection's pins of {@code id}. */
-    void release(ObjectId id) {
-        ArrayDeque<ObjectView> q = views.get(id);
-        if (q == null) {
-            throw new ObjectMissingException("this connection holds no view of object " + id + " to release");
+    /** Releases exactly the pin that {@code handle} names, which must be a view of {@code id}. */
+    void release(ObjectId id, long handle) {
+        ObjectView v = views.get(handle);
+        if (v == null || !v.id().equals(id)) {
+            throw new ObjectMissingException("this connection holds no view of object " + id + " with pin handle "
+                + handle + (v == null ? "" : " (that handle pins object " + v.id() + ")")
+                + "; release each view once, with the handle its GET replied with");
         }
-        ObjectView v = q.poll();
-        if (q.isEmpty()) {
-            views.remove(id);
-        }
-        viewCount--;
+        views.remove(handle);
         v.close();
     }
 
     int viewCount() {
-        return viewCount;
+        return views.size();
     }
 
     int writerCount() {
@@ -78,17 +81,14 @@ final class ConnectionObjects {
             }
         }
         writers.clear();
-        for (ArrayDeque<ObjectView> q : views.values()) {
-            for (ObjectView v : q) {
-                try {
-                    v.close();
-                } catch (RuntimeException e) {
-                    failure = addTo(failure, e);
-                }
+        for (ObjectView v : views.values()) {
+            try {
+                v.close();
+            } catch (RuntimeException e) {
+                failure = addTo(failure, e);
             }
         }
         views.clear();
-        viewCount = 0;
         if (failure != null) {
             throw failure;
         }

@@ -14,6 +14,7 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -62,9 +63,15 @@ public final class ControlServer implements AutoCloseable {
         StoreLayout layout = client.store().layout();
         UserPrincipal owner = Files.getOwner(socketPath);
         this.waiter = new SealWaiter();
-        this.context = new Context(client, mapping, StoreFile.fileIn(server.directory()).toAbsolutePath(), layout,
-            (int) ProcessHandle.current().pid(), owner, waiter, server.protocolCounters(), log, () -> closing);
+        Path storeFile = StoreFile.fileIn(server.directory()).toAbsolutePath();
+        this.context = new Context(client, mapping, storeFile, fileKey(storeFile, "unix:dev"), fileKey(storeFile, "unix:ino"),
+            layout, (int) ProcessHandle.current().pid(), owner, waiter, server.protocolCounters(), log, () -> closing);
         this.acceptor = Thread.ofPlatform().daemon().name("depot-control-accept").start(this::acceptLoop);
+    }
+
+    /** One field of a file's identity ({@code unix:dev}, {@code unix:ino}), not following links. */
+    private static long fileKey(Path file, String attribute) throws IOException {
+        return ((Number) Files.getAttribute(file, attribute, LinkOption.NOFOLLOW_LINKS)).longValue();
     }
 
     /** The socket path of the store in {@code dir}. */
@@ -182,7 +189,8 @@ public final class ControlServer implements AutoCloseable {
     }
 
     /** What every connection needs from the server. */
-    record Context(DepotClient client, MemorySegment mapping, Path storeFile, StoreLayout layout, int daemonPid,
+    record Context(DepotClient client, MemorySegment mapping, Path storeFile, long storeDevice, long storeInode,
+                   StoreLayout layout, int daemonPid,
                    UserPrincipal owner, SealWaiter waiter, ProtocolCounters counters, Consumer<String> log,
                    java.util.function.BooleanSupplier closingFlag) {
         boolean closing() {

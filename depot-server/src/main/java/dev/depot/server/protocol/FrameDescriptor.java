@@ -26,7 +26,7 @@ package dev.depot.server.protocol;
  */
 public final class FrameDescriptor {
     /** Major version: a client of another major version is refused. */
-    public static final int VERSION_MAJOR = 1;
+    public static final int VERSION_MAJOR = 2;
     /** Minor version: additions that older peers can ignore. */
     public static final int VERSION_MINOR = 0;
 

@@ -17,7 +17,8 @@ public final class MessageDescriptor {
     public static final int HELLO_PID_OFFSET = HELLO_MINOR_OFFSET + Short.BYTES;
     public static final int HELLO_LENGTH = HELLO_PID_OFFSET + Integer.BYTES;
 
-    // HELLO reply (then the UTF-8 path of the store file)
+    // HELLO reply. It names no path: the client maps DIR/store.depot itself (after checking its owner and mode)
+    // and compares the file's identity (device, inode) with the daemon's.
     public static final int WELCOME_MAJOR_OFFSET = 0;
     public static final int WELCOME_MINOR_OFFSET = WELCOME_MAJOR_OFFSET + Short.BYTES;
     public static final int WELCOME_DAEMON_PID_OFFSET = WELCOME_MINOR_OFFSET + Short.BYTES;
@@ -27,8 +28,12 @@ public final class MessageDescriptor {
     public static final int WELCOME_MAX_BODY_OFFSET = WELCOME_HEAP_LENGTH_OFFSET + Long.BYTES;
     public static final int WELCOME_MAX_METADATA_OFFSET = WELCOME_MAX_BODY_OFFSET + Integer.BYTES;
     public static final int WELCOME_MAX_GET_MANY_OFFSET = WELCOME_MAX_METADATA_OFFSET + Integer.BYTES;
-    public static final int WELCOME_PATH_LENGTH_OFFSET = WELCOME_MAX_GET_MANY_OFFSET + Integer.BYTES;
-    public static final int WELCOME_PATH_OFFSET = WELCOME_PATH_LENGTH_OFFSET + Integer.BYTES;
+    public static final int WELCOME_RESERVED_OFFSET = WELCOME_MAX_GET_MANY_OFFSET + Integer.BYTES;
+    /** {@code st_dev} of the store file the daemon serves. */
+    public static final int WELCOME_STORE_DEVICE_OFFSET = WELCOME_RESERVED_OFFSET + Integer.BYTES;
+    /** {@code st_ino} of the store file the daemon serves. */
+    public static final int WELCOME_STORE_INODE_OFFSET = WELCOME_STORE_DEVICE_OFFSET + Long.BYTES;
+    public static final int WELCOME_LENGTH = WELCOME_STORE_INODE_OFFSET + Long.BYTES;
 
     // CREATE request (then the metadata)
     public static final int CREATE_ID_OFFSET = 0;
@@ -44,9 +49,15 @@ public final class MessageDescriptor {
     public static final int CREATED_SIZE_OFFSET = CREATED_DATA_OFFSET_OFFSET + Long.BYTES;
     public static final int CREATED_LENGTH = CREATED_SIZE_OFFSET + Long.BYTES;
 
-    // SEAL, ABORT, RELEASE, CONTAINS, DELETE request: the id alone. Replies of SEAL, ABORT, RELEASE are empty.
+    // SEAL, ABORT, CONTAINS, DELETE request: the id alone. Replies of SEAL, ABORT, RELEASE are empty.
     public static final int ID_REQUEST_ID_OFFSET = 0;
     public static final int ID_REQUEST_LENGTH = ID_REQUEST_ID_OFFSET + ID_LENGTH;
+
+    // RELEASE request: the id and the pin handle its GET (or GET_MANY) replied with; it ends exactly that pin.
+    public static final int RELEASE_ID_OFFSET = 0;
+    public static final int RELEASE_RESERVED_OFFSET = RELEASE_ID_OFFSET + ID_LENGTH;
+    public static final int RELEASE_HANDLE_OFFSET = RELEASE_RESERVED_OFFSET + Integer.BYTES;
+    public static final int RELEASE_LENGTH = RELEASE_HANDLE_OFFSET + Long.BYTES;
 
     // CONTAINS, DELETE reply
     public static final int BOOLEAN_VALUE_OFFSET = 0;
@@ -65,7 +76,9 @@ public final class MessageDescriptor {
     public static final int LOCATION_METADATA_LENGTH_OFFSET = LOCATION_METADATA_OFFSET_OFFSET + Long.BYTES;
     /** 1: found and pinned for the connection; 0: missing (every other field 0). */
     public static final int LOCATION_FOUND_OFFSET = LOCATION_METADATA_LENGTH_OFFSET + Integer.BYTES;
-    public static final int LOCATION_LENGTH = LOCATION_FOUND_OFFSET + Integer.BYTES;
+    /** The pin's handle, unique on the connection (never 0 for a found entry): RELEASE names it. */
+    public static final int LOCATION_HANDLE_OFFSET = LOCATION_FOUND_OFFSET + Integer.BYTES;
+    public static final int LOCATION_LENGTH = LOCATION_HANDLE_OFFSET + Long.BYTES;
 
     // GET_MANY request (then count ids)
     public static final int GET_MANY_TIMEOUT_OFFSET = 0;

@@ -8,7 +8,6 @@ import dev.depot.client.ObjectView;
 import dev.depot.client.StoreStats;
 import dev.depot.core.store.Store;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /** Encodes reply frames; every field is written at its {@link MessageDescriptor} offset. */
@@ -22,8 +21,7 @@ final class Replies {
     }
 
     static ByteBuffer welcome(Frame request, ControlServer.Context context) {
-        byte[] path = context.storeFile().toString().getBytes(StandardCharsets.UTF_8);
-        ByteBuffer reply = FrameWriter.frame(replyType(TYPE_HELLO), 0, request.requestId(), WELCOME_PATH_OFFSET + path.length);
+        ByteBuffer reply = FrameWriter.frame(replyType(TYPE_HELLO), 0, request.requestId(), WELCOME_LENGTH);
         ByteBuffer r = FrameWriter.body(reply);
         r.putShort(WELCOME_MAJOR_OFFSET, (short) VERSION_MAJOR);
         r.putShort(WELCOME_MINOR_OFFSET, (short) VERSION_MINOR);
@@ -34,8 +32,8 @@ final class Replies {
         r.putInt(WELCOME_MAX_BODY_OFFSET, MAX_BODY_LENGTH);
         r.putInt(WELCOME_MAX_METADATA_OFFSET, Store.MAX_METADATA_LENGTH);
         r.putInt(WELCOME_MAX_GET_MANY_OFFSET, GET_MANY_MAX_IDS);
-        r.putInt(WELCOME_PATH_LENGTH_OFFSET, path.length);
-        r.put(WELCOME_PATH_OFFSET, path);
+        r.putLong(WELCOME_STORE_DEVICE_OFFSET, context.storeDevice());
+        r.putLong(WELCOME_STORE_INODE_OFFSET, context.storeInode());
         return reply;
     }
 
@@ -48,13 +46,14 @@ final class Replies {
     }
 
     /** Writes the location of a viewed object, whose data lies at {@code dataOffset} in the store file. */
-    static void putLocation(ByteBuffer r, int at, long dataOffset, ObjectView v) {
+    static void putLocation(ByteBuffer r, int at, long dataOffset, ObjectView v, long handle) {
         r.putLong(at + LOCATION_DATA_OFFSET_OFFSET, dataOffset);
         r.putLong(at + LOCATION_DATA_SIZE_OFFSET, v.size());
         // The metadata lies right after the data in the object's heap block (Store.metadata).
         r.putLong(at + LOCATION_METADATA_OFFSET_OFFSET, dataOffset + v.size());
         r.putInt(at + LOCATION_METADATA_LENGTH_OFFSET, v.metadata().length);
         r.putInt(at + LOCATION_FOUND_OFFSET, 1);
+        r.putLong(at + LOCATION_HANDLE_OFFSET, handle);
     }
 
     static ByteBuffer bool(Frame request, boolean value) {

@@ -22,6 +22,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -84,7 +85,9 @@ class ControlServerTest {
             assertEquals(FrameDescriptor.VERSION_MAJOR, w.major());
             assertEquals(FrameDescriptor.VERSION_MINOR, w.minor());
             assertEquals(ProcessHandle.current().pid(), w.daemonPid());
-            assertEquals(StoreFile.fileIn(temp.dir()).toAbsolutePath().toString(), w.storeFile());
+            Path file = StoreFile.fileIn(temp.dir());
+            assertEquals(((Number) Files.getAttribute(file, "unix:dev")).longValue(), w.storeDevice());
+            assertEquals(((Number) Files.getAttribute(file, "unix:ino")).longValue(), w.storeInode());
             assertEquals(Files.size(StoreFile.fileIn(temp.dir())), w.fileLength());
             assertEquals(local.store().layout().heapOffset(), w.heapOffset());
             assertEquals(local.store().layout().heapLength(), w.heapLength());
@@ -130,11 +133,36 @@ class ControlServerTest {
             assertEquals(1, c.stat().getLong(STAT_CONNECTION_PINS_OFFSET));
             assertTrue(local.stats().pinnedBytes() > 0);
             assertFalse(local.delete(id) && local.contains(id), "a pinned object is not freed by delete");
-            c.release(id);
+            c.release(id, l);
             assertEquals(0, c.stat().getLong(STAT_CONNECTION_PINS_OFFSET));
             assertEquals(0, local.stats().pinnedBytes());
-            RemoteError e = assertThrows(RemoteError.class, () -> c.release(id));
+            RemoteError e = assertThrows(RemoteError.class, () -> c.release(id, l));
             assertEquals(ErrorCode.OBJECT_MISSING, e.code);
+        }
+    }
+
+    @Test
+    void shouldReleaseExactlyThePinAHandleNamesAcrossGenerationsOfOneId() throws Exception {
+        // Issue 8.2: X pinned in generation 1, deleted (deferred), created again; releasing the new view must not
+        // end the old pin, or the old view's bytes are freed and reused under it.
+        ObjectId id = ObjectId.of("reused-id");
+        local.put(id, new byte[] {1, 1, 1, 1});
+        try (ProtocolTestClient c = ProtocolTestClient.open(temp.dir())) {
+            Location first = c.get(id, 0);
+            assertTrue(local.delete(id));
+            local.put(id, new byte[] {2, 2, 2, 2});
+            Location second = c.get(id, 0);
+            assertTrue(first.handle() != second.handle());
+            c.release(id, second);
+            for (int i = 0; i < 8; i++) {
+                local.put(ObjectId.random(), new byte[] {9, 9, 9, 9});
+            }
+            assertEquals(1, c.mapping().get(ValueLayout.JAVA_BYTE, first.dataOffset()), "the old view's bytes changed");
+            assertEquals(1, c.stat().getLong(STAT_CONNECTION_PINS_OFFSET));
+            RemoteError e = assertThrows(RemoteError.class, () -> c.release(ObjectId.of("other"), first));
+            assertEquals(ErrorCode.OBJECT_MISSING, e.code);
+            c.release(id, first);
+            assertEquals(0, local.stats().pinnedBytes());
         }
     }
 
@@ -229,8 +257,8 @@ class ControlServerTest {
             assertFalse(got.get(1).found());
             assertEquals(2, got.get(2).dataSize());
             assertEquals(2, c.stat().getLong(STAT_CONNECTION_PINS_OFFSET));
-            c.release(a);
-            c.release(b);
+            c.release(a, got.get(0));
+            c.release(b, got.get(2));
             assertEquals(0, local.stats().pinnedBytes());
         }
     }

@@ -45,8 +45,9 @@ class MalformedFrameTest {
         try (ProtocolTestClient c = ProtocolTestClient.open(temp.dir())) {
             c.create(id, 16, new byte[0], false);
             c.seal(id);
-            assertTrue(c.get(id, 0).found());
-            c.release(id);
+            var pinned = c.get(id, 0);
+            assertTrue(pinned.found());
+            c.release(id, pinned);
             assertTrue(c.delete(id));
         }
         assertEquals(0, server.client().stats().pinnedBytes());

@@ -101,7 +101,7 @@ class MetricsEndpointTest {
             }
             server.client().put(id, new byte[10]);
             waiting.get();
-            c.release(id);
+            c.release(id, waiting.get());
             Map<String, Double> m = scrape();
             assertEquals(1.0, sample(m, "depot_sessions"));
             assertEquals(1.0, sample(m, "depot_sessions_opened_total"));

@@ -22,7 +22,8 @@ class ProtocolDescriptorTest {
         ValueLayout.JAVA_LONG_UNALIGNED.withName("dataSize"),
         ValueLayout.JAVA_LONG_UNALIGNED.withName("metadataOffset"),
         ValueLayout.JAVA_INT_UNALIGNED.withName("metadataLength"),
-        ValueLayout.JAVA_INT_UNALIGNED.withName("found"));
+        ValueLayout.JAVA_INT_UNALIGNED.withName("found"),
+        ValueLayout.JAVA_LONG_UNALIGNED.withName("handle"));
 
     private static final StructLayout ENTRY = MemoryLayout.structLayout(
         MemoryLayout.sequenceLayout(ID_LENGTH, ValueLayout.JAVA_BYTE).withName("id"),
@@ -54,6 +55,7 @@ class ProtocolDescriptorTest {
         assertEquals(offset(LOCATION, "metadataOffset"), LOCATION_METADATA_OFFSET_OFFSET);
         assertEquals(offset(LOCATION, "metadataLength"), LOCATION_METADATA_LENGTH_OFFSET);
         assertEquals(offset(LOCATION, "found"), LOCATION_FOUND_OFFSET);
+        assertEquals(offset(LOCATION, "handle"), LOCATION_HANDLE_OFFSET);
         assertEquals(LOCATION.byteSize(), LOCATION_LENGTH);
         assertEquals(offset(ENTRY, "state"), ENTRY_STATE_OFFSET);
         assertEquals(offset(ENTRY, "pins"), ENTRY_PINS_OFFSET);
@@ -65,7 +67,9 @@ class ProtocolDescriptorTest {
     @Test
     void shouldGiveEveryBodyTheDocumentedLength() {
         assertEquals(8, HELLO_LENGTH);
-        assertEquals(48, WELCOME_PATH_OFFSET);
+        assertEquals(48, WELCOME_STORE_DEVICE_OFFSET);
+        assertEquals(64, WELCOME_LENGTH);
+        assertEquals(32, RELEASE_LENGTH);
         assertEquals(36, CREATE_METADATA_OFFSET);
         assertEquals(16, CREATED_LENGTH);
         assertEquals(20, ID_REQUEST_LENGTH);

@@ -4,6 +4,7 @@ import static dev.depot.server.protocol.FrameDescriptor.*;
 import static dev.depot.server.protocol.MessageDescriptor.*;
 
 import dev.depot.client.ObjectId;
+import dev.depot.core.store.StoreFile;
 import dev.depot.errors.ErrorCode;
 import java.io.EOFException;
 import java.io.IOException;
@@ -16,6 +17,7 @@ import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -41,10 +43,11 @@ final class ProtocolTestClient implements AutoCloseable {
     }
 
     record Welcome(int major, int minor, int daemonPid, long fileLength, long heapOffset, long heapLength,
-                   int maxBody, int maxMetadata, int maxGetMany, String storeFile) {
+                   int maxBody, int maxMetadata, int maxGetMany, long storeDevice, long storeInode) {
     }
 
-    record Location(long dataOffset, long dataSize, long metadataOffset, int metadataLength, boolean found) {
+    record Location(long dataOffset, long dataSize, long metadataOffset, int metadataLength, boolean found,
+                    long handle) {
     }
 
     record Entry(ObjectId id, int state, int metadataLength, int pins, long dataSize) {
@@ -70,7 +73,9 @@ final class ProtocolTestClient implements AutoCloseable {
     static ProtocolTestClient open(Path dir) throws IOException {
         ProtocolTestClient c = connect(dir);
         Welcome w = c.hello(VERSION_MAJOR, VERSION_MINOR);
-        try (FileChannel f = FileChannel.open(Path.of(w.storeFile()), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+        // As the Python client: the path is DIR's own store file, never one the daemon names.
+        try (FileChannel f = FileChannel.open(StoreFile.fileIn(dir), StandardOpenOption.READ, StandardOpenOption.WRITE,
+            LinkOption.NOFOLLOW_LINKS)) {
             c.mapping = f.map(FileChannel.MapMode.READ_WRITE, 0, w.fileLength(), c.arena);
         }
         return c;
@@ -86,13 +91,14 @@ final class ProtocolTestClient implements AutoCloseable {
         b.putShort(HELLO_MINOR_OFFSET, (short) minor);
         b.putInt(HELLO_PID_OFFSET, (int) ProcessHandle.current().pid());
         ByteBuffer r = call(TYPE_HELLO, b).body();
-        byte[] path = new byte[r.getInt(WELCOME_PATH_LENGTH_OFFSET)];
-        r.get(WELCOME_PATH_OFFSET, path);
+        if (r.remaining() != WELCOME_LENGTH) {
+            throw new AssertionError("HELLO reply of " + r.remaining() + " bytes, not " + WELCOME_LENGTH);
+        }
         return new Welcome(r.getShort(WELCOME_MAJOR_OFFSET), r.getShort(WELCOME_MINOR_OFFSET),
             r.getInt(WELCOME_DAEMON_PID_OFFSET), r.getLong(WELCOME_FILE_LENGTH_OFFSET),
             r.getLong(WELCOME_HEAP_OFFSET_OFFSET), r.getLong(WELCOME_HEAP_LENGTH_OFFSET), r.getInt(WELCOME_MAX_BODY_OFFSET),
             r.getInt(WELCOME_MAX_METADATA_OFFSET), r.getInt(WELCOME_MAX_GET_MANY_OFFSET),
-            new String(path, StandardCharsets.UTF_8));
+            r.getLong(WELCOME_STORE_DEVICE_OFFSET), r.getLong(WELCOME_STORE_INODE_OFFSET));
     }
 
     long create(ObjectId id, long size, byte[] metadata, boolean noEvict) throws IOException {
@@ -117,8 +123,16 @@ final class ProtocolTestClient implements AutoCloseable {
         call(TYPE_ABORT, idBody(id));
     }
 
-    void release(ObjectId id) throws IOException {
-        call(TYPE_RELEASE, idBody(id));
+    /** Releases the pin of a location that GET or GET_MANY replied with. */
+    void release(ObjectId id, Location pinned) throws IOException {
+        release(id, pinned.handle());
+    }
+
+    void release(ObjectId id, long handle) throws IOException {
+        ByteBuffer b = body(RELEASE_LENGTH);
+        b.put(RELEASE_ID_OFFSET, id.toBytes());
+        b.putLong(RELEASE_HANDLE_OFFSET, handle);
+        call(TYPE_RELEASE, b);
     }
 
     boolean contains(ObjectId id) throws IOException {
@@ -154,7 +168,7 @@ final class ProtocolTestClient implements AutoCloseable {
     private static Location location(ByteBuffer r, int at) {
         return new Location(r.getLong(at + LOCATION_DATA_OFFSET_OFFSET), r.getLong(at + LOCATION_DATA_SIZE_OFFSET),
             r.getLong(at + LOCATION_METADATA_OFFSET_OFFSET), r.getInt(at + LOCATION_METADATA_LENGTH_OFFSET),
-            r.getInt(at + LOCATION_FOUND_OFFSET) == 1);
+            r.getInt(at + LOCATION_FOUND_OFFSET) == 1, r.getLong(at + LOCATION_HANDLE_OFFSET));
     }
 
     List<Entry> list() throws IOException {

@@ -1,0 +1,162 @@
+"""Socket-free reads of the shared object index: look an id up, pin it, wait for its seal.
+
+The same protocol as Java's ``ObjectIndex.findSealed`` and ``Store.tryPin``/``awaitSeal`` (docs/DESIGN.md,
+"get"): find a SEALED (or EVICTING) entry with the id, lock-free (acquire loads of the state word); write a
+pin record ``(slot, generation)`` into our own client slot (volatile store); re-read the state word
+(volatile load): still SEALED with the same generation means pinned, and the entry's fields cannot change
+until the pin is released. A deleter CASes the state first and scans pin records after: one of the two
+always sees the other. Waiting reads the id's futex word first, looks, spins up to 20 µs while the word is
+unchanged, then sleeps in ``FUTEX_WAIT`` on it until a seal bumps it.
+"""
+
+import os
+import struct
+import time
+
+from . import _atomics as atomics
+from ._layout import HOME_MULTIPLIER, HOME_ROTATION, HOME_SHIFT
+from ._layout import EntryState as ES
+from ._layout import HeapBlockDescriptor as HB
+from ._layout import IndexEntryDescriptor as IE
+from ._layout import Store
+from ._layout import StoreHeaderDescriptor as H
+from ._pins import Pin, pin_record
+from .errors import StoreFormatError
+
+_ID_WORDS = struct.Struct("<QQI")
+_MASK64 = (1 << 64) - 1
+# How long a reader lets an eviction in progress settle before calling the object missing (as Java).
+_EVICTING_WAIT_NANOS = 50_000_000
+# How long a waiter spins on the futex word before sleeping: a seal that close is met without a wake-up.
+_SPIN_NANOS = 20_000
+
+
+class Located:
+    """A pinned object: its pin and where its bytes lie in the store file."""
+
+    __slots__ = ("pin", "data_offset", "size", "metadata_offset", "metadata_length")
+
+    def __init__(self, pin, data_offset, size, metadata_offset, metadata_length):
+        self.pin = pin
+        self.data_offset = data_offset
+        self.size = size
+        self.metadata_offset = metadata_offset
+        self.metadata_length = metadata_length
+
+
+class IndexReader:
+    """Lock-free lookups in one mapping's index, pinning into one client slot."""
+
+    def __init__(self, mapping, slot):
+        self.mapping = mapping
+        self.slot = slot
+        self._entries = mapping.base + mapping.index_offset
+        self._entries_offset = mapping.index_offset
+        self._mask = mapping.index_slots - 1
+        self._max_probe = min(mapping.index_slots, IE.MAX_PROBE)
+        self._futex_words = mapping.base + H.FUTEX_WORDS_OFFSET
+        self._futex_waiters = mapping.base + H.FUTEX_WAITERS_OFFSET
+
+    def home(self, w0, w1):
+        rotated = ((w1 << HOME_ROTATION) | (w1 >> (64 - HOME_ROTATION))) & _MASK64
+        return (((w0 ^ rotated) * HOME_MULTIPLIER) & _MASK64) >> HOME_SHIFT & self._mask
+
+    def find_sealed(self, raw, w0, w1):
+        """``(slot, generation)`` of a SEALED or EVICTING entry with this id as it was when the id matched, or
+        None. The caller pins and re-checks the generation."""
+        slot = self.home(w0, w1)
+        mm = self.mapping.mm
+        for _ in range(self._max_probe):
+            word = atomics.get_long_acquire(self._entries + slot * IE.ENTRY_LENGTH + IE.STATE_WORD_OFFSET)
+            state = word & 0xFF
+            if state == ES.EMPTY:
+                return None
+            if state == ES.SEALED or state == ES.EVICTING:
+                at = self._entries_offset + slot * IE.ENTRY_LENGTH + IE.ID_OFFSET
+                # Read after the acquire of this generation; the re-check after pinning proves it was its id.
+                if mm[at:at + IE.ID_LENGTH] == raw:
+                    return slot, word >> IE.GENERATION_SHIFT
+            slot = (slot + 1) & self._mask
+        return None
+
+    def try_pin(self, raw):
+        """Pins the sealed object with id ``raw`` (20 bytes): a ``Located``, or None when there is none."""
+        w0, w1, _ = _ID_WORDS.unpack(raw)
+        evicting_since = 0
+        slot_table = self.slot
+        while True:
+            found = self.find_sealed(raw, w0, w1)
+            if found is None:
+                return None
+            index_slot, generation = found
+            record = pin_record(index_slot, generation)
+            position = slot_table.pin(record)
+            state_word = self._entries + index_slot * IE.ENTRY_LENGTH + IE.STATE_WORD_OFFSET
+            word = atomics.get_long_volatile(state_word)
+            if word >> IE.GENERATION_SHIFT == generation:
+                state = word & 0xFF
+                if state == ES.SEALED:
+                    return self._located(index_slot, Pin(slot_table, position, record))
+                # A deleter may have seen this transient pin and deferred: release it as an unpin does.
+                slot_table.unpin(position, record)
+                if state == ES.EVICTING:
+                    evicting_since = evicting_since or time.monotonic_ns()
+                    if time.monotonic_ns() - evicting_since > _EVICTING_WAIT_NANOS:
+                        return None
+                    os.sched_yield()
+                    continue
+                return None
+            # The slot was reused between lookup and pin: look again.
+            slot_table.unpin_quietly(position)
+
+    def _located(self, index_slot, pin):
+        m = self.mapping
+        entry = self._entries_offset + index_slot * IE.ENTRY_LENGTH
+        block = m.u64(entry + IE.BLOCK_OFFSET_OFFSET)
+        size = m.u64(entry + IE.DATA_LENGTH_OFFSET)
+        metadata_length = m.u32(entry + IE.METADATA_LENGTH_OFFSET)
+        data_offset = m.heap_offset + block + HB.HEADER_LENGTH
+        if (block >= m.heap_length or metadata_length > Store.MAX_METADATA_LENGTH
+                or data_offset + size + metadata_length > m.file_length):
+            pin.release()
+            raise StoreFormatError("index slot %d of %s is corrupt: block %d, %d bytes of data and %d of metadata do "
+                                   "not fit the %d-byte heap; run `depot doctor`"
+                                   % (index_slot, m.path, block, size, metadata_length, m.heap_length))
+        now = time.time_ns() // 1_000_000
+        access = self._entries + index_slot * IE.ENTRY_LENGTH + IE.LAST_ACCESS_OFFSET
+        # For LRU eviction, a hint: stored only when the millisecond changed, so readers share the cache line.
+        if atomics.get_long_opaque(access) != now:
+            atomics.put_long_opaque(access, now)
+        return Located(pin, data_offset, size, data_offset + size, metadata_length)
+
+    # ---- waiting for a seal ------------------------------------------------------------------------------
+
+    def futex_word(self, raw):
+        w0, w1, _ = _ID_WORDS.unpack(raw)
+        return self._futex_words + (self.home(w0, w1) & (H.FUTEX_BUCKETS - 1)) * 4
+
+    def get(self, raw, deadline_ns):
+        """Pins the object, waiting until ``deadline_ns`` (``time.monotonic_ns()``; None: forever, 0: no wait)
+        for it to be sealed. None when it is still missing then."""
+        word = self.futex_word(raw)
+        while True:
+            sequence = atomics.get_int_acquire(word)
+            located = self.try_pin(raw)
+            if located is not None or deadline_ns == 0:
+                return located
+            now = time.monotonic_ns()
+            if deadline_ns is not None and now >= deadline_ns:
+                return None
+            spin_until = now + _SPIN_NANOS
+            while atomics.get_int_acquire(word) == sequence and time.monotonic_ns() < spin_until:
+                pass
+            if atomics.get_int_acquire(word) != sequence:
+                continue
+            atomics.get_and_add_int(self._futex_waiters, 1)
+            try:
+                # Dekker with the sealer, who bumps the word and then reads the waiter count: the kernel
+                # compares the word with the sequence we saw before sleeping.
+                left = None if deadline_ns is None else max(0, deadline_ns - time.monotonic_ns()) / 1e9
+                atomics.futex_wait(word, sequence, left)
+            finally:
+                atomics.get_and_add_int(self._futex_waiters, -1)

@@ -1,0 +1,98 @@
+"""The shared store file's layout, as far as the Python client reads or writes it.
+
+Every offset and constant here mirrors a field of a Java ``*Descriptor`` class in ``depot-core`` (or the codes
+of ``EntryState``): each ``class`` below is named after its Java class and each name after its field, and
+``PythonLayoutTest`` (depot-server's tests) checks every one of them against the Java value, so the two
+implementations cannot drift apart. Write only integer literals here: that test parses this file. Nothing
+else in the package writes an offset of the store file.
+
+The drawings of each region are in the Java classes; docs/DESIGN.md describes the protocols.
+"""
+
+
+class StoreHeaderDescriptor:
+    """The first 4 KiB of ``store.depot`` (``dev.depot.core.store.StoreHeaderDescriptor``)."""
+
+    MAGIC = 0x4F54_5354_4F50_4544
+    MAJOR_VERSION = 1
+    MAGIC_OFFSET = 0
+    MAJOR_VERSION_OFFSET = 8
+    MINOR_VERSION_OFFSET = 12
+    FILE_LENGTH_OFFSET = 16
+    CLIENT_TABLE_OFFSET_OFFSET = 24
+    MAX_CLIENTS_OFFSET = 32
+    PINS_PER_CLIENT_OFFSET = 36
+    INDEX_OFFSET_OFFSET = 40
+    INDEX_SLOTS_OFFSET = 48
+    HEAP_OFFSET_OFFSET = 56
+    HEAP_LENGTH_OFFSET = 64
+    DAEMON_IDENTITY_OFFSET = 128
+    PENDING_DELETES_OFFSET = 296
+    FUTEX_WAITERS_OFFSET = 384
+    FUTEX_BUCKETS = 256
+    FUTEX_WORDS_OFFSET = 512
+    HEADER_LENGTH = 4096
+
+
+class ClientTableDescriptor:
+    """One slot of the client table (``dev.depot.core.clients.ClientTableDescriptor``)."""
+
+    IDENTITY_OFFSET = 0
+    PIN_HIGH_WATER_OFFSET = 8
+    KIND_OFFSET = 12
+    REGISTERED_AT_OFFSET = 16
+    PIN_RECORDS_OFFSET = 128
+    PIN_RECORD_LENGTH = 8
+    KIND_PYTHON = 2
+
+
+class IndexEntryDescriptor:
+    """One 64-byte entry of the object index (``dev.depot.core.index.IndexEntryDescriptor``)."""
+
+    STATE_WORD_OFFSET = 0
+    ID_OFFSET = 8
+    ID_LENGTH = 20
+    ID_W1_POSITION = 8
+    ID_W2_POSITION = 16
+    METADATA_LENGTH_OFFSET = 28
+    BLOCK_OFFSET_OFFSET = 32
+    DATA_LENGTH_OFFSET = 40
+    LAST_ACCESS_OFFSET = 56
+    ENTRY_LENGTH = 64
+    MAX_PROBE = 1024
+    # the state word: generation (32) | owner client (16) | state (8)
+    STATE_BITS = 8
+    OWNER_SHIFT = 8
+    OWNER_MASK = 0xFFFF
+    GENERATION_SHIFT = 32
+
+
+class HeapBlockDescriptor:
+    """A heap block's header; the object's data follows it (``dev.depot.core.heap.HeapBlockDescriptor``)."""
+
+    HEADER_LENGTH = 64
+
+
+class EntryState:
+    """Codes of an index entry's state (``dev.depot.core.index.EntryState``)."""
+
+    EMPTY = 0
+    CREATING = 1
+    SEALED = 2
+    DELETING = 3
+    DELETE_PENDING = 4
+    EVICTING = 5
+    TOMBSTONE = 6
+
+
+class Store:
+    """Limits of ``dev.depot.core.store.Store``."""
+
+    MAX_METADATA_LENGTH = 65536
+
+
+# The index's home slot of an id (ObjectIndex.home): (w0 ^ rotl(w1, HOME_ROTATION)) * HOME_MULTIPLIER, whose bits
+# from HOME_SHIFT up, masked by the slot count. Java writes these inline; the get tests exercise them.
+HOME_ROTATION = 29
+HOME_MULTIPLIER = 0x9E37_79B9_7F4A_7C15
+HOME_SHIFT = 40

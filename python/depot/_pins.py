@@ -1,0 +1,175 @@
+"""This client's own slot in the store's client table, and the pin records it writes there.
+
+As Java's ``ClientTable``/``PinTable``: the slot is claimed with one CAS of its identity word from 0 to this
+process's identity; a pin is one record ``(index slot + 1) << 32 | generation`` published with a volatile
+(sequentially consistent) store, cleared with another. Each record is written whole by one store, so a
+process killed at any instruction leaves only whole records, which the daemon clears when it reclaims the
+slot of a dead process (every 100 ms). Free record positions are a process-local stack (lowest first, so
+the high-water mark that scanners read stays low), published high-water mark before record.
+
+Thread-safe, and safe to call from finalisers: ``unpin`` takes no lock (list append and pop are atomic in
+CPython). After ``os.fork()`` the slot is the parent's: the child neither pins nor unpins in it.
+"""
+
+import threading
+import time
+
+from . import _atomics as atomics
+from . import _process
+from ._layout import ClientTableDescriptor as CT
+from ._layout import EntryState
+from ._layout import IndexEntryDescriptor as IE
+from .errors import ClientClosedError, ResourceLimitError
+
+# how long registering waits for the daemon to reclaim dead clients' slots when the table is full (as Java)
+_REGISTER_WAIT_SECONDS = 1.5
+
+
+def pin_record(index_slot, generation):
+    return ((index_slot + 1) << 32) | generation
+
+
+class ClientSlot:
+    """A claimed slot of the client table. Freed by ``close()`` once no pin taken in it is held any more."""
+
+    def __init__(self, mapping):
+        self.mapping = mapping
+        self.fork_generation = _process.fork_generation()
+        self.identity = _process.identity()
+        table = mapping.base + mapping.client_table_offset
+        deadline = time.monotonic() + _REGISTER_WAIT_SECONDS
+        while True:
+            self.index = self._claim(table)
+            if self.index >= 0:
+                break
+            if time.monotonic() > deadline:
+                raise ResourceLimitError("the store at %s has all %d client slots taken by running processes; close a "
+                                         "client or recreate the store with a larger --max-clients"
+                                         % (mapping.path, mapping.max_clients))
+            time.sleep(0.02)  # the daemon reclaims dead clients' slots every 100 ms
+        self.address = table + self.index * mapping.slot_length
+        atomics.put_int_opaque(self.address + CT.KIND_OFFSET, CT.KIND_PYTHON)
+        atomics.put_long_opaque(self.address + CT.REGISTERED_AT_OFFSET, time.time_ns() // 1_000_000)
+        self.capacity = mapping.pins_per_client
+        self._records = self.address + CT.PIN_RECORDS_OFFSET
+        self._free = list(range(self.capacity - 1, -1, -1))
+        self._high_water = 0
+        self._lock = threading.Lock()
+        self._closed = False
+        # one entry while the slot is registered: popped (atomically) by whoever frees it
+        self._registered = [True]
+
+    def _claim(self, table):
+        for c in range(self.mapping.max_clients):
+            at = table + c * self.mapping.slot_length + CT.IDENTITY_OFFSET
+            if atomics.get_long_volatile(at) == 0 and atomics.compare_and_set_long(at, 0, self.identity):
+                return c
+        return -1
+
+    @property
+    def owned(self):
+        """False in a forked child: the slot is the parent's."""
+        return self.fork_generation == _process.fork_generation()
+
+    def held(self):
+        return self.capacity - len(self._free)
+
+    def pin(self, record):
+        """Publishes a pin record (volatile: the caller's next volatile load of the entry cannot move before it,
+        the Dekker handshake with a deleter's CAS then scan) and returns its position."""
+        with self._lock:
+            if self._closed:
+                raise ClientClosedError("this Depot client is closed; connect again")
+            if not self._free:
+                raise ResourceLimitError("this client holds %d pinned objects, the most a client may; release views "
+                                         "(and drop arrays) you no longer need" % self.capacity)
+            position = self._free.pop()
+            if position >= self._high_water:
+                self._high_water = position + 1
+                # Published before the record: a scanner that sees the record sees it within the high-water mark.
+                atomics.put_int_release(self.address + CT.PIN_HIGH_WATER_OFFSET, self._high_water)
+        atomics.put_long_volatile(self._records + position * CT.PIN_RECORD_LENGTH, record)
+        return position
+
+    def unpin(self, position, record):
+        """Clears a record (volatile), then looks at the entry (volatile) as Java's last unpinner does: a delete
+        that this pin held back (DELETE_PENDING, same generation) is left to the daemon's sweep, which finishes
+        it within its reap interval; this client has no allocator to free it with."""
+        if not self.owned:
+            return
+        atomics.put_long_volatile(self._records + position * CT.PIN_RECORD_LENGTH, 0)
+        self._free.append(position)
+        if self._closed and len(self._free) == self.capacity:
+            self._release_slot()
+
+    def unpin_quietly(self, position):
+        """Clears a record whose pin never took (the entry changed between lookup and pin)."""
+        atomics.put_long_volatile(self._records + position * CT.PIN_RECORD_LENGTH, 0)
+        self._free.append(position)
+
+    def close(self):
+        """No more pins; the slot is freed now if none is held, else when the last one is released."""
+        with self._lock:
+            self._closed = True
+        if self.owned and len(self._free) == self.capacity:
+            self._release_slot()
+
+    def _release_slot(self):
+        try:
+            self._registered.pop()
+        except IndexError:
+            return  # freed already
+        hw = min(atomics.get_int_acquire(self.address + CT.PIN_HIGH_WATER_OFFSET), self.capacity)
+        for r in range(hw):
+            atomics.put_long_volatile(self._records + r * CT.PIN_RECORD_LENGTH, 0)
+        atomics.put_int_release(self.address + CT.PIN_HIGH_WATER_OFFSET, 0)
+        atomics.compare_and_set_long(self.address + CT.IDENTITY_OFFSET, self.identity, 0)
+
+    def __del__(self):
+        # At interpreter exit (or a leaked client): give the slot back; the daemon would reclaim it anyway.
+        try:
+            if self.owned and getattr(self, "_registered", None):
+                self._release_slot()
+        except Exception:
+            pass
+
+
+class Pin:
+    """One pin record held for a view or array. Released once: explicitly, or when the last buffer or view
+    holding it is garbage-collected (``__del__``)."""
+
+    __slots__ = ("_cell", "position", "record", "__weakref__")
+
+    def __init__(self, slot, position, record):
+        self._cell = [slot]
+        self.position = position
+        self.record = record
+
+    @property
+    def held(self):
+        return bool(self._cell)
+
+    def release(self):
+        try:
+            slot = self._cell.pop()  # atomic: of two threads releasing at once, one does it
+        except IndexError:
+            return
+        slot.unpin(self.position, self.record)
+
+    def __del__(self):
+        try:
+            self.release()
+        except Exception:
+            pass
+
+
+# state word fields
+def state_of(word):
+    return word & 0xFF
+
+
+def generation_of(word):
+    return word >> IE.GENERATION_SHIFT
+
+
+SEALED = EntryState.SEALED

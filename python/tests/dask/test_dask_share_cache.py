@@ -1,0 +1,121 @@
+"""depot.dask.share (put once, pass references), depot.dask.Cache and depot.cache.memoize (one cache for every
+process), with the synchronous, threaded, process and depot.dask schedulers."""
+
+import os
+import time
+import uuid
+
+import pytest
+
+from dask_fixtures import clean_store, dask_daemon, scheduler, store_objects  # noqa: F401
+
+import dask  # noqa: E402
+import numpy as np  # noqa: E402
+
+import depot.cache  # noqa: E402
+import depot.dask  # noqa: E402
+from conftest import python_child  # noqa: E402
+from dask_graphs import _graph  # noqa: E402
+
+
+def _pick(a, i):
+    return float(a[i])
+
+
+def test_shared_object_is_stored_once_and_read_by_every_task(scheduler, clean_store):
+    import dask.array as da
+    table = np.arange(1 << 18, dtype=np.float64)
+    with depot.dask.share(table, dir=clean_store) as shared:
+        assert dask.sizeof.sizeof(shared) >= table.nbytes
+        assert dask.base.tokenize(shared) == dask.base.tokenize(shared)
+        picks = [dask.delayed(_pick)(shared, i) for i in range(8)]
+        assert dask.compute(*picks, scheduler=scheduler) == tuple(float(i) for i in range(8))
+        assert dask.compute(*picks, scheduler="sync") == tuple(float(i) for i in range(8))
+        blocks = da.zeros(1000, chunks=250).map_blocks(lambda b, t: b + t[:250], shared, dtype=float)
+        np.testing.assert_array_equal(blocks.compute(scheduler=scheduler), np.tile(table[:250], 4))
+        # one copy of the table in the store: the scheduler made none of its own
+        assert [i for i in store_objects(clean_store) if i.data_size >= table.nbytes] != []
+        assert store_objects(clean_store, scheduler._pool.token) == []
+    assert store_objects(clean_store, depot.dask.shared.SHARE_TAG) == []
+
+
+def test_shared_object_in_map_partitions(scheduler, clean_store):
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe", reason="dask.dataframe needs pandas")
+    pdf = pd.DataFrame({"k": np.arange(1000) % 10, "v": np.arange(1000.0)})
+    weights = np.arange(10, dtype=np.float64)
+    with depot.dask.share(weights, dir=clean_store) as shared:
+        df = dd.from_pandas(pdf, npartitions=4)
+        out = df.map_partitions(lambda p, w: p.v * w[p.k.values], shared, meta=("v", "f8"))
+        pd.testing.assert_series_equal(out.compute(scheduler=scheduler), pdf.v * weights[pdf.k.values],
+                                       check_names=False)
+
+
+@pytest.mark.parametrize("which", ["sync", "threads", "processes", "depot"])
+def test_cache_hits_skip_computation_with_every_scheduler(which, scheduler, clean_store, tmp_path):
+    log = str(tmp_path / "log")
+    namespace = "test-" + uuid.uuid4().hex
+    sched = scheduler if which == "depot" else which
+    with depot.dask.Cache(64 << 20, dir=clean_store, namespace=namespace) as cache:
+        first = _graph(log).compute(scheduler=sched)
+    computed = open(log).read().split()
+    if which != "processes":  # the process scheduler's children write the log too; they do write it
+        assert sorted(computed) == ["0", "1", "2", "3"]
+    with depot.dask.Cache(64 << 20, dir=clean_store, namespace=namespace) as cache:
+        assert _graph(log).compute(scheduler=sched) == first
+        assert cache.hits > 0
+    assert open(log).read().split() == computed
+    cache.clear()
+
+
+CACHED_CHILD = r"""
+import sys, dask, numpy as np, depot.dask
+sys.path.insert(0, sys.argv[3])
+from dask_graphs import _graph
+with depot.dask.Cache(64 << 20, dir=sys.argv[1], namespace=sys.argv[2]) as c:
+    # slow enough that both children want the same parts at once
+    print("total", _graph(sys.argv[4], 0.5).compute(scheduler="threads"), c.hits, flush=True)
+"""
+
+
+def test_a_second_process_gets_the_hits_and_concurrent_computations_run_once(dask_daemon, tmp_path):
+    log = str(tmp_path / "log")
+    namespace = "test-" + uuid.uuid4().hex
+    here = os.path.dirname(os.path.abspath(__file__))
+    with python_child(CACHED_CHILD, dask_daemon.dir, namespace, here, log) as a, \
+            python_child(CACHED_CHILD, dask_daemon.dir, namespace, here, log) as b:
+        ra = a.await_line("total", timeout=120).split()
+        rb = b.await_line("total", timeout=120).split()
+    assert ra[1] == rb[1] == str(float(50000 * 6))
+    assert sorted(open(log).read().split()) == ["0", "1", "2", "3"]  # each part computed once, by either
+    with python_child(CACHED_CHILD, dask_daemon.dir, namespace, here, log) as c:
+        assert int(c.await_line("total", timeout=120).split()[2]) >= 1
+    assert sorted(open(log).read().split()) == ["0", "1", "2", "3"]
+    depot.cache.SharedCache(1, dir=dask_daemon.dir, namespace=namespace).clear()
+
+
+def test_cache_keeps_within_its_limit_by_score(dask_daemon):
+    cache = depot.cache.SharedCache(3 << 20, dir=dask_daemon.dir, namespace="test-" + uuid.uuid4().hex)
+    for i in range(6):
+        cache.put("cheap-%d" % i, np.ones(1 << 17), cost=0.001)  # 1 MiB each, cheap
+    cache.put("dear", np.ones(1 << 17), cost=10.0)
+    cache.shrink()
+    assert sum(info.data_size for info, _, _ in cache.entries()) <= 3 << 20
+    assert cache.lookup("dear")[0]
+    cache.clear()
+    assert cache.entries() == []
+
+
+def test_memoize_computes_once_per_arguments(dask_daemon, tmp_path):
+    calls = []
+
+    @depot.cache.memoize(limit_bytes=16 << 20, dir=dask_daemon.dir, namespace="test-" + uuid.uuid4().hex)
+    def features(n):
+        calls.append(n)
+        return np.arange(n, dtype=np.float64)
+
+    np.testing.assert_array_equal(features(1000), np.arange(1000.0))
+    np.testing.assert_array_equal(features(1000), np.arange(1000.0))
+    features(10)
+    assert calls == [1000, 10]
+    features.cache.clear()
