@@ -36,14 +36,14 @@ def default_directory():
     return os.path.join("/dev/shm", "depot-" + getpass.getuser())
 
 
-def connect(dir=None, start=False, capacity=None):
+def connect(dir=None, start=False, capacity=None, detach=False):
     """Connects to the daemon serving the store in ``dir`` (default: ``default_directory()``). With
-    ``start=True``, when none serves, starts one (stopped when this process exits; see depot.daemon) with a
-    new store of ``capacity`` (default "1g") if there is none."""
+    ``start=True``, when none serves, starts one (stopped when this process exits, unless ``detach``; see
+    depot.daemon) with a new store of ``capacity`` (default "1g") if there is none."""
     directory = dir if dir is not None else default_directory()
     if start:
         from .daemon import connect_or_start
-        return connect_or_start(directory, capacity)
+        return connect_or_start(directory, capacity, detach)
     return Client(directory)
 
 

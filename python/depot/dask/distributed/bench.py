@@ -9,8 +9,8 @@ Cases (each for both clusters, 2 worker processes, 1 thread each):
 - a pandas DataFrame shuffle (``shuffle="tasks"``), wall time and peak memory (the sum of the proportional set
   sizes of every process involved: the client, the workers, their nannies and the Depot daemon, sampled).
 
-Prints one JSON object per case with ``--json`` (fields: name, case, depot, baseline, ratio, unit, target, met),
-else a table. ``--quick`` uses smaller sizes and fewer repetitions.
+Prints one JSON object per case with ``--json`` (fields: name, case, figures, baseline, ratio, target, met:
+the shape ``depot bench`` reads), else a table. ``--quick`` uses smaller sizes and fewer repetitions.
 
 Run as ``python -m depot.dask.distributed.bench [--quick] [--json] [--dir DIR]``.
 """
@@ -191,7 +191,8 @@ def run(quick, store_dir):
     for label, make in clusters:
         with make() as cluster, distributed.Client(cluster) as client:
             for size in sizes:
-                results.setdefault(("transfer %d MiB" % (size // MIB), "s", 20.0), {})[label] = \
+                target = 20.0 if size >= 64 * MIB else None
+                results.setdefault(("transfer %d MiB" % (size // MIB), "s", target), {})[label] = \
                     transfer_overhead(client, size // 8, reps)
             results.setdefault(("2000 1 KiB results", "s/result", None), {})[label] = small_results(client, 2000)
             seconds, peak = dataframe_shuffle(client, frame_bytes, _pids(cluster, client))
@@ -201,10 +202,13 @@ def run(quick, store_dir):
     rows = []
     for (case, unit, target), figures in results.items():
         depot_value, base = figures["depot"], figures["baseline"]
-        ratio = base / depot_value if depot_value > 0 else float("inf")
-        rows.append({"name": "dask-distributed", "case": case, "depot": depot_value, "baseline": base,
-                     "unit": unit, "ratio": ratio, "target": target,
-                     "met": None if target is None else ratio >= target})
+        ratio = base / depot_value if depot_value > 0 else None
+        rows.append({"name": "dask-distributed", "case": case,
+                     "figures": {"value": depot_value, "unit": unit},
+                     "baseline": {"kind": "plain distributed.LocalCluster (TCP)", "value": base, "unit": unit},
+                     "ratio": ratio,
+                     "target": "" if target is None else ">= %.3gx lower than the baseline" % target,
+                     "met": target is not None and ratio is not None and ratio >= target})
     return rows
 
 
@@ -224,9 +228,10 @@ def main(argv=None):
         if args.json:
             print(json.dumps(r))
         else:
-            target = "" if r["target"] is None else ">= %.2fx %s" % (r["target"], "met" if r["met"] else "MISSED")
-            print("%-34s depot %12.6g  baseline %12.6g %-8s  ratio %7.2fx  %s"
-                  % (r["case"], r["depot"], r["baseline"], r["unit"], r["ratio"], target))
+            ratio = "-" if r["ratio"] is None else "%.2fx" % r["ratio"]
+            target = r["target"] and "%s: %s" % (r["target"], "met" if r["met"] else "MISSED")
+            print("%-34s depot %12.6g  baseline %12.6g %-8s  ratio %8s  %s"
+                  % (r["case"], r["figures"]["value"], r["baseline"]["value"], r["figures"]["unit"], ratio, target))
     return 0
 
 

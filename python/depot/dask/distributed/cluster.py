@@ -25,7 +25,11 @@ def _start_store(depot_dir, depot_capacity):
     except depot.DaemonNotRunningError:
         pass
     daemon = depot.start(dir=depot_dir, capacity=depot_capacity)
-    return depot.connect(daemon.dir), daemon
+    try:
+        return depot.connect(daemon.dir), daemon
+    except BaseException:
+        daemon.stop()
+        raise
 
 
 class Nanny(distributed.Nanny):

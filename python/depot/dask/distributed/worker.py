@@ -33,15 +33,10 @@ SWEEP_INTERVAL_MS = 2000
 
 
 def _connect(depot_dir, depot_capacity):
+    """Attaches to the node's store, starting its daemon when none serves: detached, so that it outlives this
+    worker (the node's other workers use it too)."""
     import depot
-    kwargs = {}
-    if depot_capacity is not None:
-        kwargs["capacity"] = depot_capacity
-    try:
-        return depot.connect(depot_dir, start=True, detach=True, **kwargs)
-    except TypeError:
-        # A client without the self-starting daemon: attach to a running one.
-        return depot.connect(depot_dir)
+    return depot.connect(depot_dir, start=True, capacity=depot_capacity, detach=True)
 
 
 class Worker(distributed.Worker):
