@@ -39,6 +39,10 @@ WELCOME = struct.Struct("<HHIQQQIIIIQQ")
 # id, flags, data size, metadata length; then the metadata
 CREATE = struct.Struct("<20sIQI")
 CREATE_FLAG_NO_EVICT = 1
+CREATE_FLAG_KEEP = 2
+# with this flag an int64 timeout in milliseconds (-1: no limit) follows the metadata
+CREATE_FLAG_TIMEOUT = 4
+CREATE_TIMEOUT = struct.Struct("<q")
 # data file offset, data size
 CREATED = struct.Struct("<QQ")
 # SEAL, ABORT, CONTAINS, DELETE: the id
@@ -57,7 +61,7 @@ GET_MANY = struct.Struct("<qII")
 COUNT = struct.Struct("<II")
 # id, state, metadata length, pins, data size, created ms, last access ms
 ENTRY = struct.Struct("<20sIIIQqq")
-STATES = ("creating", "sealed", "delete_pending", "deleting")
+STATES = ("creating", "sealed", "delete_pending", "deleting", "spilled")
 # the figures of StoreStats, then this connection's pins and writers
 STAT = struct.Struct("<QQQQQQQQQQQdQQQQ")
 # EVICT request and reply: bytes

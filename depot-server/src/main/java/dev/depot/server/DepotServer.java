@@ -14,6 +14,7 @@ import dev.depot.core.sys.ProcessIdentity;
 import dev.depot.errors.DepotException;
 import dev.depot.server.metrics.ProtocolCounters;
 import dev.depot.server.protocol.ControlServer;
+import dev.depot.server.spill.Spiller;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
@@ -28,6 +29,9 @@ import java.util.function.Consumer;
  * The Depot daemon: creates (or takes over) a store, reclaims dead clients every {@code reapInterval}, keeps a
  * heartbeat in the header, and serves the control protocol on {@code DIR/depot.sock}. It can run in the
  * foreground ({@code depot serve}) or embedded in an application ({@link #embedded}).
+ *
+ * <p>With a spill directory, a {@link Spiller} thread writes KEEP objects there when room is needed and restores
+ * them when read.
  *
  * <p>Lifecycle: {@link #start} returns a running server; {@link #close} stops it. Objects stay in the store file
  * after the daemon stops or dies; the next daemon recovers the store and carries on.
@@ -44,6 +48,7 @@ public final class DepotServer implements AutoCloseable {
     private final Consumer<String> log;
     private final Thread reaper;
     private final ControlServer control;
+    private final Spiller spiller;
     private final long identity = ProcessIdentity.self();
     private final ProtocolCounters protocolCounters = new ProtocolCounters();
     private volatile State state = State.RUNNING;
@@ -61,6 +66,8 @@ public final class DepotServer implements AutoCloseable {
             log.accept("reclaimed " + reaped + " dead client(s)");
         }
         heartbeat();
+        this.spiller = config.spillDirectory() == null ? null
+            : Spiller.start(store, config.spillDirectory(), config.spillLimit(), log);
         this.control = config.controlSocket() ? ControlServer.start(this, log) : null;
         this.reaper = Thread.ofPlatform().daemon().name("depot-reaper").start(this::reapLoop);
     }
@@ -219,6 +226,9 @@ public final class DepotServer implements AutoCloseable {
         }
         if (control != null) {
             control.close();
+        }
+        if (spiller != null) {
+            spiller.close();
         }
         Atomics.compareAndSetLong(store.header(), DAEMON_IDENTITY_OFFSET, identity, 0);
     }

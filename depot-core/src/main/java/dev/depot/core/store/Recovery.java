@@ -120,6 +120,7 @@ public final class Recovery {
         }
         count = sortAndDropOverlaps(blocks, slotsOf, count);
         store.allocator.rebuild(blocks, count);
+        setOwners();
         Atomics.putLongVolatile(store.header, OBJECT_COUNT_OFFSET, count + spilled);
         // Derived like the rest (a holder killed between a state change and a count's update leaves it off).
         Atomics.putLongVolatile(store.header, KEPT_BYTES_OFFSET, kept == 0 ? 0 : keptBytes);
@@ -128,6 +129,17 @@ public final class Recovery {
         Atomics.putLongVolatile(store.header, SPILLED_OBJECTS_OFFSET, spilled);
         Atomics.putLongVolatile(store.header, PENDING_DELETES_OFFSET, pending);
         return problems;
+    }
+
+    /** Names each allocated block's index slot in its header, for the eviction hand. */
+    private void setOwners() {
+        var index = store.index;
+        for (int slot = 0; slot < index.slots(); slot++) {
+            EntryState st = state(index.stateWordVolatile(slot));
+            if (st.isLive() && !st.isSpilled()) {
+                store.allocator.setOwner(index.blockOffset(slot), slot);
+            }
+        }
     }
 
     private boolean isAlive(int client, boolean[] alive, boolean[] checked) {

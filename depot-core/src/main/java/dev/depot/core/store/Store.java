@@ -298,6 +298,7 @@ public final class Store implements AutoCloseable {
         MemorySegment.copy(metadata, 0, heap, java.lang.foreign.ValueLayout.JAVA_BYTE, dataStart + dataLength,
             metadata.length);
         long record = index.insert(w0, w1, w2, block, dataLength, metadata.length, me, entryFlags);
+        allocator.setOwner(block, ClientTableDescriptor.pinnedSlot(record));
         addCounter(OBJECT_COUNT_OFFSET, 1);
         if (entryFlags != 0) {
             addCounter(KEPT_BYTES_OFFSET, blockSize);

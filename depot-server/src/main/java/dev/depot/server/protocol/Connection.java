@@ -19,6 +19,8 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -173,7 +175,7 @@ final class Connection implements Runnable {
         ByteBuffer b = f.body();
         ObjectId id = idAt(b, CREATE_ID_OFFSET);
         int flags = b.getInt(CREATE_FLAGS_OFFSET);
-        if ((flags & ~CREATE_FLAG_NO_EVICT) != 0) {
+        if ((flags & ~CREATE_FLAGS_KNOWN) != 0) {
             throw new ProtocolException("CREATE has unknown flags " + Integer.toHexString(flags));
         }
         long size = b.getLong(CREATE_SIZE_OFFSET);
@@ -185,12 +187,20 @@ final class Connection implements Runnable {
             throw new ProtocolException("CREATE of object " + id + " carries " + metadataLength
                 + " bytes of metadata; the limit is " + Store.MAX_METADATA_LENGTH);
         }
-        f.expectBodyLength(CREATE_METADATA_OFFSET + metadataLength);
+        int timeoutLength = (flags & CREATE_FLAG_TIMEOUT) != 0 ? Long.BYTES : 0;
+        f.expectBodyLength(CREATE_METADATA_OFFSET + metadataLength + timeoutLength);
         byte[] metadata = new byte[(int) metadataLength];
         b.get(CREATE_METADATA_OFFSET, metadata);
-        ObjectWriter w = (flags & CREATE_FLAG_NO_EVICT) != 0
-            ? client.create(id, size, metadata, CreateOption.NO_EVICT)
-            : client.create(id, size, metadata);
+        long timeoutMillis = timeoutLength == 0 ? 0 : b.getLong(CREATE_METADATA_OFFSET + (int) metadataLength);
+        List<CreateOption> options = new ArrayList<>(2);
+        if ((flags & CREATE_FLAG_NO_EVICT) != 0) {
+            options.add(CreateOption.NO_EVICT);
+        }
+        if ((flags & CREATE_FLAG_KEEP) != 0) {
+            options.add(CreateOption.KEEP);
+        }
+        ObjectWriter w = client.create(id, size, metadata, timeoutMillis < 0 ? Duration.ofNanos(-1)
+            : Duration.ofMillis(timeoutMillis), options.toArray(CreateOption[]::new));
         objects.addWriter(w);
         return Replies.created(f, context.fileOffsetOf(w.data()), size);
     }
