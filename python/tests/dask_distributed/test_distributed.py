@@ -210,3 +210,25 @@ def test_killed_worker_objects_are_freed_and_readers_keep_theirs(cluster):
     del x, y, total
     _wait_until(lambda: not [o for o in _worker_objects(c.depot_dir) if writer_of(o.id)[0] == pid_a],
                 "the dead worker's objects to be deleted")
+
+
+def test_daemon_killed_and_restarted_workers_carry_on():
+    path = os.path.join("/dev/shm", "depot-test-" + uuid.uuid4().hex)
+    daemon = _start_daemon(path)
+    try:
+        with LocalCluster(n_workers=2, threads_per_worker=1, depot_dir=path) as c, distributed.Client(c) as client:
+            a, b = sorted(client.scheduler_info()["workers"])
+            x = client.submit(np.arange, ARRAY, dtype=np.float64, workers=[a], pure=False)
+            x.result()
+            daemon.proc.kill()
+            daemon.close()
+            daemon = _start_daemon(path)
+            # What was stored survives the daemon; new results are stored through the new one.
+            total = client.submit(np.sum, x, workers=[b])
+            assert total.result() == float(ARRAY * (ARRAY - 1) // 2)
+            y = client.submit(np.ones, ARRAY, workers=[a], pure=False)
+            assert client.submit(np.sum, y, workers=[b]).result() == ARRAY
+            assert _counters(client)[b]["received_by_id"] >= 2
+    finally:
+        _stop_daemon(daemon)
+        shutil.rmtree(path, ignore_errors=True)

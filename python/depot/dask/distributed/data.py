@@ -29,7 +29,7 @@ from collections.abc import MutableMapping
 
 from dask.sizeof import sizeof
 
-from ...errors import DepotError, ObjectMissingError, StoreFullError
+from ...errors import DepotError, ObjectMissingError, ProtocolError, StoreFullError
 from ...ids import ObjectId
 
 __all__ = ["DepotData", "DepotRef", "sending_by_id", "sweep_dead_writers", "writer_of"]
@@ -102,12 +102,21 @@ def _alive(pid, start_low):
     return ticks is not None and (ticks & 0xFFFFFFFF) == start_low
 
 
+def once_more_after_restart(call, *args, **kwargs):
+    """``call(*args, **kwargs)``, once more if it found the daemon gone: the client's next request goes to the
+    daemon that took over the store (the request that met the dead connection cannot know what it did)."""
+    try:
+        return call(*args, **kwargs)
+    except ProtocolError:
+        return call(*args, **kwargs)
+
+
 def sweep_dead_writers(client):
     """Deletes every worker-result object whose writer process is dead; returns how many were deleted.
 
     Readers that still pin such an object keep reading it (the delete is deferred until they release)."""
     deleted = 0
-    for info in client.list():
+    for info in once_more_after_restart(client.list):
         writer = writer_of(info.id)
         if writer is not None and not _alive(*writer):
             try:
@@ -186,10 +195,14 @@ class DepotData(MutableMapping):
         self._count("received_by_id")
         self._count("received_by_id_bytes", ref.nbytes)
 
+    def _put(self, oid, value):
+        # KEEP: never evicted while a worker holds the key; under pressure the daemon spills it to disk.
+        once_more_after_restart(self.client.put_object, oid, value, keep=True)
+
     def _store(self, key, value, nbytes):
         oid = self.object_id(key)
         try:
-            self.client.put_object(oid, value, evict=False)
+            self._put(oid, value)
         except StoreFullError as e:
             # Keep it in process memory rather than lose it; Dask's own memory management takes over.
             self._count("store_full")
