@@ -36,14 +36,14 @@ def default_directory():
     return os.path.join("/dev/shm", "depot-" + getpass.getuser())
 
 
-def connect(dir=None, start=False, capacity=None):
+def connect(dir=None, start=False, capacity=None, detach=False):
     """Connects to the daemon serving the store in ``dir`` (default: ``default_directory()``). With
-    ``start=True``, when none serves, starts one (stopped when this process exits; see depot.daemon) with a
-    new store of ``capacity`` (default "1g") if there is none."""
+    ``start=True``, when none serves, starts one (stopped when this process exits, unless ``detach``; see
+    depot.daemon) with a new store of ``capacity`` (default "1g") if there is none."""
     directory = dir if dir is not None else default_directory()
     if start:
         from .daemon import connect_or_start
-        return connect_or_start(directory, capacity)
+        return connect_or_start(directory, capacity, detach)
     return Client(directory)
 
 
@@ -349,11 +349,11 @@ class Client:
         _, body = self._call(w.EVICT_TYPE, w.EVICT.pack(nbytes))
         return w.EVICT.unpack_from(body)[0]
 
-    def put_object(self, oid, obj, metadata=b"", evict=True):
+    def put_object(self, oid, obj, metadata=b"", evict=True, keep=False, timeout=0):
         """Stores any picklable object (pickle protocol 5); its large buffers go straight into shared memory
-        (see depot.pickling)."""
+        (see depot.pickling). ``evict``, ``keep`` and ``timeout`` are as for ``create``."""
         from .pickling import put_object
-        put_object(self, oid, obj, metadata, evict)
+        put_object(self, oid, obj, metadata, evict, keep, timeout)
 
     def get_object(self, oid, timeout=None):
         """The object put_object stored, its large buffers read-only views of shared memory (no copy), pinned
