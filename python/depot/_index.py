@@ -21,7 +21,8 @@ from ._layout import IndexEntryDescriptor as IE
 from ._layout import Store
 from ._layout import StoreHeaderDescriptor as H
 from ._pins import Pin, pin_record
-from .errors import StoreFormatError
+from . import _process
+from .errors import DepotError, StoreFormatError
 
 _ID_WORDS = struct.Struct("<QQI")
 # An entry's metadata length, block offset and data length, which lie next to each other: one read.
@@ -140,11 +141,17 @@ class IndexReader:
 
     def get(self, raw, deadline_ns):
         """Pins the object, waiting until ``deadline_ns`` (``time.monotonic_ns()``; None: forever, 0: no wait)
-        for it to be sealed. None when it is still missing then."""
+        for it to be sealed. None when it is still missing then. A spilled object is restored by the daemon
+        (as Java's DepotClient.get): the get waits up to ``SPILL_WAIT_NANOS`` for that in any case."""
         home = self.home_of(raw)
         located = self.try_pin(raw, home)
-        if located is not None or deadline_ns == 0:
+        if located is not None:
             return located
+        if self.restore_if_spilled(raw, home):
+            if deadline_ns is not None:
+                deadline_ns = max(deadline_ns, time.monotonic_ns() + Store.SPILL_WAIT_NANOS)
+        elif deadline_ns == 0:
+            return None
         # The id's futex word, chosen by its home slot on both sides (Store.awaitSeal).
         word = self._futex_words + (home & (H.FUTEX_BUCKETS - 1)) * 4
         while True:
@@ -153,6 +160,7 @@ class IndexReader:
             located = self.try_pin(raw, home)
             if located is not None:
                 return located
+            self.restore_if_spilled(raw, home)
             now = time.monotonic_ns()
             if deadline_ns is not None and now >= deadline_ns:
                 return None
@@ -169,3 +177,61 @@ class IndexReader:
                 atomics.futex_wait(word, sequence, left)
             finally:
                 atomics.get_and_add_int(self._futex_waiters, -1)
+
+    # ---- spilled objects -------------------------------------------------------------------------------
+
+    def restore_if_spilled(self, raw, home):
+        """When a spilled object has this id, asks the daemon's spiller to restore it (CAS SPILLED to
+        RESTORE_WANTED, so concurrent readers ask once, then wake the spiller), as Java's
+        ``Store.requestRestore``; the restore ends with a seal notification. True when one is under way."""
+        while True:
+            slot = self._find_spilled(raw, home)
+            if slot is None:
+                return False
+            if not self._spiller_is_on():
+                m = self.mapping
+                length = min(m.u32(H.SPILL_DIRECTORY_LENGTH_OFFSET), H.SPILL_DIRECTORY_MAX)
+                where = m.read(H.SPILL_DIRECTORY_OFFSET, length).decode("utf-8", "replace")
+                raise DepotError("object %s is spilled to %s but no daemon with that spill directory runs to restore"
+                                 " it; start `depot serve --dir %s --spill-dir DIR`"
+                                 % (raw.hex(), where or "a spill directory", self._directory()))
+            address = self._entries + slot * IE.ENTRY_LENGTH + IE.STATE_WORD_OFFSET
+            word = atomics.get_long_volatile(address)
+            state = word & 0xFF
+            if state == ES.SPILLED:
+                # withState(word, owner 0, RESTORE_WANTED): generation and flags stay
+                wanted = (word & ~((1 << IE.GENERATION_SHIFT) - 1)) | (word & (IE.FLAGS_MASK << IE.FLAGS_SHIFT)) \
+                    | ES.RESTORE_WANTED
+                if not atomics.compare_and_set_long(address, word, wanted):
+                    continue
+                sequence = self.mapping.base + H.SPILL_REQUEST_SEQUENCE_OFFSET
+                atomics.get_and_add_int(sequence, 1)
+                atomics.futex_wake_all(sequence)
+                return True
+            if state == ES.RESTORE_WANTED or state == ES.RESTORING:
+                return True
+            # Changed under us (restored, deleted): look again.
+
+    def _find_spilled(self, raw, home):
+        slot = home
+        mm = self.mapping.mm
+        for _ in range(self._max_probe):
+            state = atomics.get_long_acquire(self._entries + slot * IE.ENTRY_LENGTH + IE.STATE_WORD_OFFSET) & 0xFF
+            if state == ES.EMPTY:
+                return None
+            if state in (ES.SPILLED, ES.RESTORE_WANTED, ES.RESTORING):
+                at = self._entries_offset + slot * IE.ENTRY_LENGTH + IE.ID_OFFSET
+                if mm[at:at + IE.ID_LENGTH] == raw:
+                    return slot
+            slot = (slot + 1) & self._mask
+        return None
+
+    def _spiller_is_on(self):
+        base = self.mapping.base
+        if atomics.get_int_acquire(base + H.SPILL_STATE_OFFSET) != H.SPILL_STATE_ON:
+            return False
+        daemon = atomics.get_long_volatile(base + H.DAEMON_IDENTITY_OFFSET)
+        return daemon != 0 and _process.identity_of(daemon >> 32) == daemon
+
+    def _directory(self):
+        return os.path.dirname(self.mapping.path)

@@ -31,6 +31,12 @@ class StoreHeaderDescriptor:
     FUTEX_WAITERS_OFFSET = 384
     FUTEX_BUCKETS = 256
     FUTEX_WORDS_OFFSET = 512
+    SPILL_REQUEST_SEQUENCE_OFFSET = 2048
+    SPILL_STATE_OFFSET = 2176
+    SPILL_STATE_ON = 1
+    SPILL_DIRECTORY_LENGTH_OFFSET = 2304
+    SPILL_DIRECTORY_OFFSET = 2308
+    SPILL_DIRECTORY_MAX = 1020
     HEADER_LENGTH = 4096
 
 
@@ -64,6 +70,8 @@ class IndexEntryDescriptor:
     STATE_BITS = 8
     OWNER_SHIFT = 8
     OWNER_MASK = 0xFFFF
+    FLAGS_SHIFT = 24
+    FLAGS_MASK = 0xFF
     GENERATION_SHIFT = 32
 
 
@@ -83,12 +91,17 @@ class EntryState:
     DELETE_PENDING = 4
     EVICTING = 5
     TOMBSTONE = 6
+    SPILLED = 7
+    RESTORE_WANTED = 8
+    RESTORING = 9
 
 
 class Store:
     """Limits of ``dev.depot.core.store.Store``."""
 
     MAX_METADATA_LENGTH = 65536
+    # how long a get waits for a spilled object's restore, even when it would not wait for a seal
+    SPILL_WAIT_NANOS = 60_000_000_000
 
 
 # The index's home slot of an id (ObjectIndex.home): (w0 ^ rotl(w1, HOME_ROTATION)) * HOME_MULTIPLIER, whose bits
