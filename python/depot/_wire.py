@@ -61,7 +61,7 @@ GET_MANY = struct.Struct("<qII")
 COUNT = struct.Struct("<II")
 # id, state, metadata length, pins, data size, created ms, last access ms
 ENTRY = struct.Struct("<20sIIIQqq")
-STATES = ("creating", "sealed", "delete_pending", "deleting")
+STATES = ("creating", "sealed", "delete_pending", "deleting", "spilled")
 # the figures of StoreStats, then this connection's pins and writers
 STAT = struct.Struct("<QQQQQQQQQQQdQQQQ")
 # EVICT request and reply: bytes
