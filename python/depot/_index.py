@@ -14,6 +14,7 @@ import struct
 import time
 
 from . import _atomics as atomics
+from . import _process
 from ._layout import HOME_MULTIPLIER, HOME_ROTATION, HOME_SHIFT
 from ._layout import EntryState as ES
 from ._layout import HeapBlockDescriptor as HB
@@ -21,7 +22,6 @@ from ._layout import IndexEntryDescriptor as IE
 from ._layout import Store
 from ._layout import StoreHeaderDescriptor as H
 from ._pins import Pin, pin_record
-from . import _process
 from .errors import DepotError, StoreFormatError
 
 _ID_WORDS = struct.Struct("<QQI")
@@ -137,20 +137,72 @@ class IndexReader:
             atomics.put_long_opaque(access, now)
         return Located(pin, data_offset, size, data_offset + size, metadata_length)
 
+    # ---- spilled objects -------------------------------------------------------------------------------
+
+    def find_spilled(self, raw, w0, w1):
+        """The index slot of a spilled (or being restored) entry with this id, or None (Java's findSpilled)."""
+        slot = self.home(w0, w1)
+        mm = self.mapping.mm
+        for _ in range(self._max_probe):
+            state = atomics.get_long_acquire(self._entries + slot * IE.ENTRY_LENGTH + IE.STATE_WORD_OFFSET) & 0xFF
+            if state == ES.EMPTY:
+                return None
+            if state in (ES.SPILLED, ES.RESTORE_WANTED, ES.RESTORING):
+                at = self._entries_offset + slot * IE.ENTRY_LENGTH + IE.ID_OFFSET
+                if mm[at:at + IE.ID_LENGTH] == raw:
+                    return slot
+            slot = (slot + 1) & self._mask
+        return None
+
+    def spiller_is_on(self):
+        """True while a live daemon spills and restores (Java's Store.spillerIsOn)."""
+        base = self.mapping.base
+        if atomics.get_int_acquire(base + H.SPILL_STATE_OFFSET) != H.SPILL_STATE_ON:
+            return False
+        daemon = atomics.get_long_volatile(base + H.DAEMON_IDENTITY_OFFSET)
+        return daemon != 0 and _process.identity_of(daemon >> 32) == daemon
+
+    def request_restore(self, raw):
+        """When ``raw`` names a spilled object, asks the daemon's spiller to restore it (Java's
+        Store.requestRestore: CAS SPILLED to RESTORE_WANTED, so that concurrent readers ask once, then bump and
+        wake the spiller's futex word) and returns True; the restore ends with a seal notification of the id's
+        bucket. False when no spilled object has this id. Raises DepotError when no daemon can restore it."""
+        w0, w1, _ = _ID_WORDS.unpack(raw)
+        while True:
+            slot = self.find_spilled(raw, w0, w1)
+            if slot is None:
+                return False
+            if not self.spiller_is_on():
+                raise DepotError("object %s is spilled to disk but no daemon with a spill directory serves %s to "
+                                 "restore it; start `depot serve --dir %s --spill-dir DIR`"
+                                 % (raw.hex(), self.mapping.path, os.path.dirname(self.mapping.path)))
+            state_word = self._entries + slot * IE.ENTRY_LENGTH + IE.STATE_WORD_OFFSET
+            word = atomics.get_long_volatile(state_word)
+            state = word & 0xFF
+            if state == ES.SPILLED:
+                # Same generation and flags, no owner, new state (Java's IndexEntryDescriptor.withState).
+                wanted = (word & ~(IE.OWNER_MASK << IE.OWNER_SHIFT | 0xFF)) | ES.RESTORE_WANTED
+                if not atomics.compare_and_set_long(state_word, word, wanted):
+                    continue
+                sequence = self.mapping.base + H.SPILL_REQUEST_SEQUENCE_OFFSET
+                atomics.get_and_add_int(sequence, 1)
+                atomics.futex_wake_all(sequence)
+                return True
+            if state in (ES.RESTORE_WANTED, ES.RESTORING):
+                return True
+            # Changed under us (restored, deleted): look again.
+
     # ---- waiting for a seal ------------------------------------------------------------------------------
 
     def get(self, raw, deadline_ns):
         """Pins the object, waiting until ``deadline_ns`` (``time.monotonic_ns()``; None: forever, 0: no wait)
-        for it to be sealed. None when it is still missing then. A spilled object is restored by the daemon
-        (as Java's DepotClient.get): the get waits up to ``SPILL_WAIT_NANOS`` for that in any case."""
+        for it to be sealed. None when it is still missing then."""
         home = self.home_of(raw)
         located = self.try_pin(raw, home)
         if located is not None:
             return located
-        if self.restore_if_spilled(raw, home):
-            if deadline_ns is not None:
-                deadline_ns = max(deadline_ns, time.monotonic_ns() + Store.SPILL_WAIT_NANOS)
-        elif deadline_ns == 0:
+        self.request_restore(raw)
+        if deadline_ns == 0:
             return None
         # The id's futex word, chosen by its home slot on both sides (Store.awaitSeal).
         word = self._futex_words + (home & (H.FUTEX_BUCKETS - 1)) * 4
@@ -160,7 +212,7 @@ class IndexReader:
             located = self.try_pin(raw, home)
             if located is not None:
                 return located
-            self.restore_if_spilled(raw, home)
+            self.request_restore(raw)
             now = time.monotonic_ns()
             if deadline_ns is not None and now >= deadline_ns:
                 return None
@@ -177,61 +229,3 @@ class IndexReader:
                 atomics.futex_wait(word, sequence, left)
             finally:
                 atomics.get_and_add_int(self._futex_waiters, -1)
-
-    # ---- spilled objects -------------------------------------------------------------------------------
-
-    def restore_if_spilled(self, raw, home):
-        """When a spilled object has this id, asks the daemon's spiller to restore it (CAS SPILLED to
-        RESTORE_WANTED, so concurrent readers ask once, then wake the spiller), as Java's
-        ``Store.requestRestore``; the restore ends with a seal notification. True when one is under way."""
-        while True:
-            slot = self._find_spilled(raw, home)
-            if slot is None:
-                return False
-            if not self._spiller_is_on():
-                m = self.mapping
-                length = min(m.u32(H.SPILL_DIRECTORY_LENGTH_OFFSET), H.SPILL_DIRECTORY_MAX)
-                where = m.read(H.SPILL_DIRECTORY_OFFSET, length).decode("utf-8", "replace")
-                raise DepotError("object %s is spilled to %s but no daemon with that spill directory runs to restore"
-                                 " it; start `depot serve --dir %s --spill-dir DIR`"
-                                 % (raw.hex(), where or "a spill directory", self._directory()))
-            address = self._entries + slot * IE.ENTRY_LENGTH + IE.STATE_WORD_OFFSET
-            word = atomics.get_long_volatile(address)
-            state = word & 0xFF
-            if state == ES.SPILLED:
-                # withState(word, owner 0, RESTORE_WANTED): generation and flags stay
-                wanted = (word & ~((1 << IE.GENERATION_SHIFT) - 1)) | (word & (IE.FLAGS_MASK << IE.FLAGS_SHIFT)) \
-                    | ES.RESTORE_WANTED
-                if not atomics.compare_and_set_long(address, word, wanted):
-                    continue
-                sequence = self.mapping.base + H.SPILL_REQUEST_SEQUENCE_OFFSET
-                atomics.get_and_add_int(sequence, 1)
-                atomics.futex_wake_all(sequence)
-                return True
-            if state == ES.RESTORE_WANTED or state == ES.RESTORING:
-                return True
-            # Changed under us (restored, deleted): look again.
-
-    def _find_spilled(self, raw, home):
-        slot = home
-        mm = self.mapping.mm
-        for _ in range(self._max_probe):
-            state = atomics.get_long_acquire(self._entries + slot * IE.ENTRY_LENGTH + IE.STATE_WORD_OFFSET) & 0xFF
-            if state == ES.EMPTY:
-                return None
-            if state in (ES.SPILLED, ES.RESTORE_WANTED, ES.RESTORING):
-                at = self._entries_offset + slot * IE.ENTRY_LENGTH + IE.ID_OFFSET
-                if mm[at:at + IE.ID_LENGTH] == raw:
-                    return slot
-            slot = (slot + 1) & self._mask
-        return None
-
-    def _spiller_is_on(self):
-        base = self.mapping.base
-        if atomics.get_int_acquire(base + H.SPILL_STATE_OFFSET) != H.SPILL_STATE_ON:
-            return False
-        daemon = atomics.get_long_volatile(base + H.DAEMON_IDENTITY_OFFSET)
-        return daemon != 0 and _process.identity_of(daemon >> 32) == daemon
-
-    def _directory(self):
-        return os.path.dirname(self.mapping.path)

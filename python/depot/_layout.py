@@ -34,9 +34,6 @@ class StoreHeaderDescriptor:
     SPILL_REQUEST_SEQUENCE_OFFSET = 2048
     SPILL_STATE_OFFSET = 2176
     SPILL_STATE_ON = 1
-    SPILL_DIRECTORY_LENGTH_OFFSET = 2304
-    SPILL_DIRECTORY_OFFSET = 2308
-    SPILL_DIRECTORY_MAX = 1020
     HEADER_LENGTH = 4096
 
 
@@ -66,12 +63,10 @@ class IndexEntryDescriptor:
     LAST_ACCESS_OFFSET = 56
     ENTRY_LENGTH = 64
     MAX_PROBE = 1024
-    # the state word: generation (32) | owner client (16) | state (8)
+    # the state word: generation (32) | flags (8) | owner client (16) | state (8)
     STATE_BITS = 8
     OWNER_SHIFT = 8
     OWNER_MASK = 0xFFFF
-    FLAGS_SHIFT = 24
-    FLAGS_MASK = 0xFF
     GENERATION_SHIFT = 32
 
 
@@ -100,8 +95,6 @@ class Store:
     """Limits of ``dev.depot.core.store.Store``."""
 
     MAX_METADATA_LENGTH = 65536
-    # how long a get waits for a spilled object's restore, even when it would not wait for a seal
-    SPILL_WAIT_NANOS = 60_000_000_000
 
 
 # The index's home slot of an id (ObjectIndex.home): (w0 ^ rotl(w1, HOME_ROTATION)) * HOME_MULTIPLIER, whose bits

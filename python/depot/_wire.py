@@ -43,6 +43,10 @@ CREATE_FLAG_NO_EVICT = 1
 # PUT: CREATE's fields, the metadata, then the data; the reply is CREATED. Used for objects up to this size
 # (larger ones are created and written in place: one copy instead of three).
 PUT_MAX_INLINE = 64 << 10
+CREATE_FLAG_KEEP = 2
+# with this flag an int64 timeout in milliseconds (-1: no limit) follows the metadata
+CREATE_FLAG_TIMEOUT = 4
+CREATE_TIMEOUT = struct.Struct("<q")
 # data file offset, data size
 CREATED = struct.Struct("<QQ")
 # SEAL, ABORT, CONTAINS, DELETE: the id

@@ -13,7 +13,7 @@ import weakref
 
 from . import _process
 from . import _wire as w
-from ._checks import MAX_SIZE, check_size, deadline_of, describe_timeout
+from ._checks import MAX_SIZE, check_size, deadline_of, describe_timeout, timeout_millis
 from ._connection import SOCKET_NAME, Connection
 from ._index import IndexReader
 from ._mapping import STORE_FILE_NAME, check_directory, open_mapping
@@ -172,15 +172,22 @@ class Client:
 
     # ---- writes (through the daemon) -------------------------------------------------------------------
 
-    def create(self, oid, size, metadata=b"", evict=True):
+    def create(self, oid, size, metadata=b"", evict=True, keep=False, timeout=0):
         """Creates an object of ``size`` bytes: returns an ``ObjectWriter`` whose ``data`` is writable shared
         memory. When the store is full, least-recently-used unpinned objects are evicted first unless
-        ``evict=False``. Raises ObjectExistsError, StoreFullError."""
+        ``evict=False``. With ``keep=True`` the object is never evicted (a daemon with a spill directory
+        spills it to disk instead, and a get restores it). When there is no room, waits up to ``timeout``
+        seconds (None: no limit; 0, the default: not at all) for room. Raises ObjectExistsError,
+        StoreFullError."""
         raw = _raw_id(oid)
         size = check_size(size, "object size", MAX_SIZE)
         metadata = self._metadata(metadata)
-        flags = 0 if evict else w.CREATE_FLAG_NO_EVICT
-        _, body = self._call(w.CREATE_TYPE, w.CREATE.pack(raw, flags, size, len(metadata)) + metadata)
+        flags = (0 if evict else w.CREATE_FLAG_NO_EVICT) | (w.CREATE_FLAG_KEEP if keep else 0)
+        tail = b""
+        if timeout != 0:
+            flags |= w.CREATE_FLAG_TIMEOUT
+            tail = w.CREATE_TIMEOUT.pack(timeout_millis(timeout))
+        _, body = self._call(w.CREATE_TYPE, w.CREATE.pack(raw, flags, size, len(metadata)) + metadata + tail)
         offset, got = w.CREATED.unpack_from(body)
         if got != size or offset < self.heap_offset or offset + size > self.file_length:
             raise ProtocolError("CREATE reply puts %d bytes at %d, outside the heap or not the %d asked"
@@ -198,7 +205,7 @@ class Client:
             raise BadRequestError("metadata of %d bytes exceeds the limit of %d" % (len(metadata), self.max_metadata))
         return metadata
 
-    def put(self, oid, data, metadata=b"", evict=True):
+    def put(self, oid, data, metadata=b"", evict=True, keep=False, timeout=0):
         """Creates, fills and seals an object with a copy of ``data`` (any C-contiguous buffer)."""
         try:
             src = memoryview(data)
@@ -208,14 +215,14 @@ class Client:
         if not src.c_contiguous:
             raise BadRequestError("put needs a C-contiguous buffer")
         src = src.cast("B") if src.format != "B" or src.ndim != 1 else src
-        if src.nbytes <= w.PUT_MAX_INLINE:
+        if src.nbytes <= w.PUT_MAX_INLINE and not keep and timeout == 0:
             # One round trip: the daemon creates, copies and seals.
             raw = _raw_id(oid)
             metadata = self._metadata(metadata)
             flags = 0 if evict else w.CREATE_FLAG_NO_EVICT
             self._call(w.PUT_TYPE, b"".join((w.CREATE.pack(raw, flags, src.nbytes, len(metadata)), metadata, src)))
             return
-        with self.create(oid, src.nbytes, metadata, evict) as writer:
+        with self.create(oid, src.nbytes, metadata, evict, keep, timeout) as writer:
             writer.data[:] = src
             writer.seal()
 

@@ -282,7 +282,7 @@ def test_a_get_of_a_spilled_object_without_a_spilling_daemon_says_what_to_start(
     # As the daemon's spiller leaves an entry it wrote out (a daemon without --spill-dir never does).
     assert _atomics.compare_and_set_long(address, sealed, (sealed & ~0xFF) | EntryState.SPILLED)
     try:
-        with pytest.raises(depot.DepotError, match="is spilled to .* no daemon with that spill directory"):
+        with pytest.raises(depot.DepotError, match="is spilled to disk but no daemon with a spill directory"):
             client.get(oid, timeout=0)
     finally:
         assert _atomics.compare_and_set_long(address, (sealed & ~0xFF) | EntryState.SPILLED, sealed)

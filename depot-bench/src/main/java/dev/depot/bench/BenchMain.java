@@ -17,7 +17,7 @@ public final class BenchMain {
     static {
         for (Benchmark b : List.of(new GetLatencyBench(), new SmallPutBench(), new LargePutBench(),
             new GetSizeBench(), new WakeBench(), new PipelineBench(), new ShareBench(), new AllocBench(),
-            new PythonGetBench())) {
+            new PythonGetBench(), new PythonOpsBench())) {
             BENCHMARKS.put(b.name(), b);
         }
     }

@@ -23,10 +23,11 @@ final class DoctorCommand implements Command {
     @Override
     public String details() {
         return """
-            Checks the header, the client table (slots of processes that are gone) and the heap (block
-            sizes, free lists, used bytes against the index). Unless --check is given it then repairs:
-            reclaims dead clients, drops index entries that point outside the heap or overlap another
-            object, and rebuilds the heap's metadata from the index. A store whose header is bad cannot be
+            Checks the header, the client table (slots of processes that are gone), the index (every entry
+            the daemon's recovery would drop: an unknown state, a block outside the heap, an overlap) and
+            the heap (block sizes, free lists, used bytes). Unless --check is given it then repairs what
+            recovery repairs: drops those entries, rebuilds the heap's metadata from the index (only when
+            something was wrong) and reclaims dead clients. A store whose header is bad cannot be
             repaired: remove its directory and create it again. Safe to run while clients use the store.
             Exit status: 0 healthy or repaired, 1 problems left (or found with --check, or a bad header).
             """;

@@ -106,6 +106,13 @@ final class ServeCommand implements Command {
             Runtime.getRuntime().halt(status);
         }, "depot-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
+        // The daemon already logged why; a daemon that cannot go on exits non-zero instead of running on without
+        // its reaper (the store file is not touched again: it may be truncated under the mapping).
+        server.onFailure(why -> {
+            err.flush();
+            ctx.out().flush();
+            Runtime.getRuntime().halt(1);
+        });
         ctx.out().println(READY_PREFIX + ctx.dir() + " (capacity " + Size.format(capacity) + ")");
         ctx.out().flush();
         try {

@@ -61,6 +61,8 @@ public final class Spilling {
         Atomics.putLongRelease(header, SPILL_LIMIT_OFFSET, limitBytes);
         Atomics.putIntRelease(header, SPILL_ERROR_OFFSET, 0);
         Atomics.putIntRelease(header, SPILL_STATE_OFFSET, SPILL_STATE_ON);
+        // Creates that gave up on a spill while no spiller ran wake up and ask again.
+        store.spaceMayHaveFreed();
     }
 
     /** Turns spilling off (the daemon stops); waiting creates wake and give up on a spill. */
@@ -238,6 +240,7 @@ public final class Spilling {
                 return NO_ROOM;
             }
             index.putBlockOffset(slot, block);
+            store.allocator.setOwner(block, slot);
             long restoring = withState(wanted, store.me(), EntryState.RESTORING);
             // Publishes the block offset with the state: recovery and the reaper read it only after this.
             if (!index.compareAndSetStateWord(slot, wanted, restoring)) {

@@ -20,6 +20,8 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -199,7 +201,7 @@ final class Connection implements Runnable {
         ObjectId id = idAt(b, CREATE_ID_OFFSET);
         String what = typeName(f.type());
         int flags = b.getInt(CREATE_FLAGS_OFFSET);
-        if ((flags & ~CREATE_FLAG_NO_EVICT) != 0) {
+        if ((flags & ~CREATE_FLAGS_KNOWN) != 0 || (dataInline && (flags & CREATE_FLAG_TIMEOUT) != 0)) {
             throw new ProtocolException(what + " has unknown flags " + Integer.toHexString(flags));
         }
         long size = b.getLong(CREATE_SIZE_OFFSET);
@@ -215,12 +217,20 @@ final class Connection implements Runnable {
             throw new ProtocolException("PUT of object " + id + " carries " + size + " bytes of data; a body holds at"
                 + " most " + MAX_BODY_LENGTH + ": use CREATE and SEAL");
         }
-        f.expectBodyLength(CREATE_METADATA_OFFSET + metadataLength + (dataInline ? size : 0));
+        int timeoutLength = (flags & CREATE_FLAG_TIMEOUT) != 0 ? Long.BYTES : 0;
+        f.expectBodyLength(CREATE_METADATA_OFFSET + metadataLength + timeoutLength + (dataInline ? size : 0));
         byte[] metadata = new byte[(int) metadataLength];
         b.get(CREATE_METADATA_OFFSET, metadata);
-        return (flags & CREATE_FLAG_NO_EVICT) != 0
-            ? client.create(id, size, metadata, CreateOption.NO_EVICT)
-            : client.create(id, size, metadata);
+        long timeoutMillis = timeoutLength == 0 ? 0 : b.getLong(CREATE_METADATA_OFFSET + (int) metadataLength);
+        List<CreateOption> options = new ArrayList<>(2);
+        if ((flags & CREATE_FLAG_NO_EVICT) != 0) {
+            options.add(CreateOption.NO_EVICT);
+        }
+        if ((flags & CREATE_FLAG_KEEP) != 0) {
+            options.add(CreateOption.KEEP);
+        }
+        return client.create(id, size, metadata, timeoutMillis < 0 ? Duration.ofNanos(-1)
+            : Duration.ofMillis(timeoutMillis), options.toArray(CreateOption[]::new));
     }
 
     private ByteBuffer seal(Frame f) {
