@@ -268,3 +268,22 @@ def test_an_aborted_writer_whose_data_is_still_used_is_aborted_when_it_goes(clie
     assert client.stat().unsealed_bytes > 0, "its space is not reused while a buffer can still write into it"
     del kept
     assert client.stat().unsealed_bytes == 0
+
+
+def test_a_get_of_a_spilled_object_without_a_spilling_daemon_says_what_to_start(client):
+    from depot import _atomics
+    from depot._layout import EntryState, IndexEntryDescriptor as IE
+    oid = depot.ObjectId.of("spilled")
+    client.put(oid, b"s" * 100)
+    reader = client._reader
+    slot, generation = reader.find_sealed(bytes(oid), reader.home_of(bytes(oid)))
+    address = client._mapping.base + client._mapping.index_offset + slot * IE.ENTRY_LENGTH
+    sealed = _atomics.get_long_volatile(address)
+    # As the daemon's spiller leaves an entry it wrote out (a daemon without --spill-dir never does).
+    assert _atomics.compare_and_set_long(address, sealed, (sealed & ~0xFF) | EntryState.SPILLED)
+    try:
+        with pytest.raises(depot.DepotError, match="is spilled to disk but no daemon with a spill directory"):
+            client.get(oid, timeout=0)
+    finally:
+        assert _atomics.compare_and_set_long(address, (sealed & ~0xFF) | EntryState.SPILLED, sealed)
+    assert client.get(oid, timeout=0).to_bytes() == b"s" * 100
