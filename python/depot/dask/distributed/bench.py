@@ -178,9 +178,10 @@ def _pids(cluster, client):
 
 
 def run(quick, store_dir):
-    sizes = [1 * MIB, 64 * MIB] + ([] if quick else [512 * MIB])
-    reps = 3 if quick else 5
-    frame_bytes = (64 if quick else 2048) * MIB
+    sizes = [1 * MIB] if quick else [1 * MIB, 64 * MIB, 512 * MIB]
+    reps = 1 if quick else 5
+    results_count = 100 if quick else 2000
+    frame_bytes = (8 if quick else 2048) * MIB
     capacity = (1 << 30) if quick else (6 << 30)
     results = {}
     plain = dict(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
@@ -194,7 +195,8 @@ def run(quick, store_dir):
                 target = 20.0 if size >= 64 * MIB else None
                 results.setdefault(("transfer %d MiB" % (size // MIB), "s", target), {})[label] = \
                     transfer_overhead(client, size // 8, reps)
-            results.setdefault(("2000 1 KiB results", "s/result", None), {})[label] = small_results(client, 2000)
+            results.setdefault(("%d 1 KiB results" % results_count, "s/result", None), {})[label] = \
+                small_results(client, results_count)
             seconds, peak = dataframe_shuffle(client, frame_bytes, _pids(cluster, client))
             name = "shuffle %d MiB DataFrame" % (frame_bytes // MIB)
             results.setdefault((name, "s", 1.5), {})[label] = seconds

@@ -12,8 +12,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * A benchmark whose driver is a Python module of the Depot package: {@code PYTHON -m MODULE --json [--quick]},
- * run with the checkout's {@code python/} directory on its path. Each line it prints is one measured case, a
+ * A benchmark whose driver is a Python module of the Depot package: {@code PYTHON -m MODULE --dir DIR --json
+ * [--quick]}, run with the checkout's {@code python/} directory on its path, against a store that this process
+ * serves in {@code DIR} (so the driver needs no daemon launcher) and removes afterwards. Each line it prints is one measured case, a
  * JSON object with the fields of {@link Result} ({@code name}, {@code case}, {@code figures}, {@code baseline},
  * {@code ratio}, {@code target}, {@code met}), handed on as soon as it is read.
  *
@@ -29,12 +30,17 @@ final class PythonModuleBench implements Benchmark {
     private final String description;
     private final String module;
     private final String python;
+    private final long capacity;
+    private final long quickCapacity;
 
-    PythonModuleBench(String name, String description, String module, String python) {
+    PythonModuleBench(String name, String description, String module, String python, long capacity,
+                      long quickCapacity) {
         this.name = name;
         this.description = description;
         this.module = module;
         this.python = python;
+        this.capacity = capacity;
+        this.quickCapacity = quickCapacity;
     }
 
     @Override
@@ -49,8 +55,14 @@ final class PythonModuleBench implements Benchmark {
 
     @Override
     public void run(boolean quick, Consumer<Result> out) throws Exception {
+        try (BenchStore store = BenchStore.start(quick ? quickCapacity : capacity, true)) {
+            run(quick, store.dir().toString(), out);
+        }
+    }
+
+    private void run(boolean quick, String dir, Consumer<Result> out) throws Exception {
         String interpreter = System.getenv().getOrDefault("DEPOT_BENCH_PYTHON", python);
-        List<String> cmd = new ArrayList<>(List.of(interpreter, "-m", module, "--json"));
+        List<String> cmd = new ArrayList<>(List.of(interpreter, "-m", module, "--dir", dir, "--json"));
         if (quick) {
             cmd.add("--quick");
         }
