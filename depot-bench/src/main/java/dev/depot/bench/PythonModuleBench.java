@@ -18,8 +18,8 @@ import java.util.function.Consumer;
  * JSON object with the fields of {@link Result} ({@code name}, {@code case}, {@code figures}, {@code baseline},
  * {@code ratio}, {@code target}, {@code met}), handed on as soon as it is read.
  *
- * <p>The interpreter is {@code $DEPOT_BENCH_PYTHON} if set, else the one the benchmark names (the one that has
- * the libraries it compares against).
+ * <p>The interpreter is the one the benchmark names (the one that has the libraries it compares against), unless
+ * the environment variable the benchmark names is set.
  */
 final class PythonModuleBench implements Benchmark {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -30,15 +30,17 @@ final class PythonModuleBench implements Benchmark {
     private final String description;
     private final String module;
     private final String python;
+    private final String pythonVariable;
     private final long capacity;
     private final long quickCapacity;
 
-    PythonModuleBench(String name, String description, String module, String python, long capacity,
-                      long quickCapacity) {
+    PythonModuleBench(String name, String description, String module, String python, String pythonVariable,
+                      long capacity, long quickCapacity) {
         this.name = name;
         this.description = description;
         this.module = module;
         this.python = python;
+        this.pythonVariable = pythonVariable;
         this.capacity = capacity;
         this.quickCapacity = quickCapacity;
     }
@@ -61,7 +63,7 @@ final class PythonModuleBench implements Benchmark {
     }
 
     private void run(boolean quick, String dir, Consumer<Result> out) throws Exception {
-        String interpreter = System.getenv().getOrDefault("DEPOT_BENCH_PYTHON", python);
+        String interpreter = System.getenv().getOrDefault(pythonVariable, python);
         List<String> cmd = new ArrayList<>(List.of(interpreter, "-m", module, "--dir", dir, "--json"));
         if (quick) {
             cmd.add("--quick");
