@@ -24,7 +24,7 @@ import picocli.CommandLine.Option;
     description = "Depot: a node-local shared-memory object store.",
     subcommands = {ServeCommand.class, PutCommand.class, GetCommand.class, LsCommand.class, StatCommand.class,
         RmCommand.class, EvictCommand.class, DoctorCommand.class, DemoCommand.class, BenchCommand.class,
-        CompletionCommand.class, HelpCommand.class},
+        SortCommand.class, CompletionCommand.class, HelpCommand.class},
     footer = {"The store directory is --dir DIR (before or after the command), else $DEPOT_DIR,",
         "else /dev/shm/depot-$USER.",
         "Exit status: 0 ok, 1 error, 2 usage error, 3 object missing or timed out, 4 store full.",

@@ -107,6 +107,13 @@ final class ServeCommand extends StoreCommand {
             Runtime.getRuntime().halt(status);
         }, "depot-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
+        // The daemon already logged why; a daemon that cannot go on exits non-zero instead of running on without
+        // its reaper (the store file is not touched again: it may be truncated under the mapping).
+        server.onFailure(why -> {
+            err.flush();
+            out().flush();
+            Runtime.getRuntime().halt(1);
+        });
         out().println(READY_PREFIX + dir + " (capacity " + Size.format(actualCapacity) + ")");
         out().flush();
         try {

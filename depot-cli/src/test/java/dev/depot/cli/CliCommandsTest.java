@@ -319,6 +319,7 @@ class CliCommandsTest {
         CliRunner.Result ok = depot.run("doctor");
         assertEquals(0, ok.status(), ok::toString);
         assertTrue(ok.stdout().contains("ok: no problems found"), ok::toString);
+        assertTrue(!ok.stdout().contains("repaired"), ok::toString);
         CliRunner.Result check = depot.run("doctor", "--check");
         assertEquals(0, check.status(), check::toString);
         try (TempStore broken = new TempStore()) {
