@@ -25,8 +25,8 @@ CAPACITY = 256 << 20
 ARRAY = 1 << 20  # float64 elements: 8 MiB, well above the inline threshold
 
 
-def _start_daemon(directory):
-    child = Child(java_command("dev.depot.server.DaemonMain", "--dir", directory, "--capacity", CAPACITY))
+def _start_daemon(directory, *options, capacity=CAPACITY):
+    child = Child(java_command("dev.depot.server.DaemonMain", "--dir", directory, "--capacity", capacity, *options))
     child.await_line("depot: serving", timeout=60)
     return child
 
@@ -229,6 +229,24 @@ def test_daemon_killed_and_restarted_workers_carry_on():
             y = client.submit(np.ones, ARRAY, workers=[a], pure=False)
             assert client.submit(np.sum, y, workers=[b]).result() == ARRAY
             assert _counters(client)[b]["received_by_id"] >= 2
+    finally:
+        _stop_daemon(daemon)
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def test_results_beyond_the_store_spill_and_are_never_lost(tmp_path):
+    path = os.path.join("/dev/shm", "depot-test-" + uuid.uuid4().hex)
+    daemon = _start_daemon(path, "--spill-dir", tmp_path / "spill", capacity=48 << 20)
+    try:
+        with LocalCluster(n_workers=2, threads_per_worker=1, depot_dir=path) as c, distributed.Client(c) as client:
+            # 12 results of 8 MiB, all held, in a 48 MiB store: the oldest go to the spill directory.
+            parts = [client.submit(np.full, ARRAY, float(i), pure=False) for i in range(12)]
+            distributed.wait(parts)
+            with depot.connect(path) as store:
+                states = [o.state for o in store.list()]
+            assert "spilled" in states, (states, [(v["stored"], v.get("store_full")) for v in _counters(client).values()])
+            sums = client.gather([client.submit(np.sum, p) for p in parts])
+            assert sums == [float(i * ARRAY) for i in range(12)]
     finally:
         _stop_daemon(daemon)
         shutil.rmtree(path, ignore_errors=True)

@@ -16,7 +16,7 @@ __all__ = ["LocalCluster", "Nanny"]
 DEFAULT_CAPACITY = "1g"
 
 
-def _start_store(depot_dir, depot_capacity):
+def _start_store(depot_dir, depot_capacity, depot_spill_dir):
     """Attaches to the store in ``depot_dir``, starting a daemon owned by this process when none serves it.
     Returns (client, daemon or None)."""
     import depot
@@ -24,7 +24,7 @@ def _start_store(depot_dir, depot_capacity):
         return depot.connect(depot_dir), None
     except depot.DaemonNotRunningError:
         pass
-    daemon = depot.start(dir=depot_dir, capacity=depot_capacity)
+    daemon = depot.start(dir=depot_dir, capacity=depot_capacity, spill_dir=depot_spill_dir)
     try:
         return depot.connect(daemon.dir), daemon
     except BaseException:
@@ -55,6 +55,10 @@ class LocalCluster(distributed.LocalCluster):
         Capacity of a store the cluster starts (default 1 GiB).
     depot_inline_bytes : int
         Results smaller than this stay in worker memory and travel over TCP.
+    depot_spill_dir : str, optional
+        Spill directory of a daemon the cluster starts: when the store is full, results are written there
+        (least recently used first) and read back on use, instead of failing. A daemon that already serves
+        ``depot_dir`` keeps its own setting (``depot serve --spill-dir``).
 
     Workers run in processes (each under a Nanny) and talk ``depot://`` (TCP with the store's identity in the
     handshake). Their ``memory_limit`` defaults to Dask's "auto" share of the machine *plus* the store's
@@ -69,8 +73,8 @@ class LocalCluster(distributed.LocalCluster):
     """
 
     def __init__(self, *args, depot_dir=None, depot_capacity=DEFAULT_CAPACITY,
-                 depot_inline_bytes=DEFAULT_INLINE_BYTES, **kwargs):
-        self.depot_client, self.depot_daemon = _start_store(depot_dir, depot_capacity)
+                 depot_inline_bytes=DEFAULT_INLINE_BYTES, depot_spill_dir=None, **kwargs):
+        self.depot_client, self.depot_daemon = _start_store(depot_dir, depot_capacity, depot_spill_dir)
         kwargs.setdefault("processes", True)
         kwargs.setdefault("protocol", depot_comm.SCHEME + "://")
         kwargs.setdefault("dashboard_address", None)

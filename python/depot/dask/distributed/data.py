@@ -1,14 +1,17 @@
 """``DepotData``: a worker's ``data=`` mapping that keeps results holding buffers in the node's Depot store.
 
 A value whose size (``dask.sizeof``) is at least ``inline_bytes`` is written once into Depot with
-``put_object`` (pickle protocol 5: its buffers are copied once into shared memory) and the mapping keeps the
-zero-copy object that ``get_object`` returns in its place, so the worker's own copy can be collected. Smaller
-values stay in an ordinary dictionary, like Dask's default mapping.
+``put_object`` (pickle protocol 5: its buffers are copied once into shared memory) as a KEEP object, and the
+mapping keeps only its id, so the worker's own copy can be collected. Reading the key gets the object again,
+zero-copy (a get is a few microseconds of shared-memory atomics), pinned while the value is in use; an object
+nobody uses is not pinned, so a daemon with a spill directory can spill it under pressure and a later get
+restores it. Smaller values stay in an ordinary dictionary, like Dask's default mapping.
 
 While the worker answers a ``get_data`` request from a peer that serves the same store (see ``comm``), the
 mapping hands out a ``DepotRef`` (id and size) instead of the value: Dask then serialises 60 bytes instead
-of the data. The receiving worker's mapping resolves a ``DepotRef`` it is given with ``get_object``: the data is
-read in place, never copied into the second worker.
+of the data. The receiving worker's mapping resolves a ``DepotRef`` it is given with ``get_object`` and keeps that
+zero-copy object (pinned: the writer may delete its object while this worker still holds the key): the data
+is read in place, never copied into the second worker.
 
 Lifetimes: the worker that wrote an object deletes it when Dask removes the key from its mapping (the delete
 is deferred by Depot while other workers still pin it, and they keep reading it); a worker that only reads
@@ -127,8 +130,13 @@ def sweep_dead_writers(client):
     return deleted
 
 
+#: How long reading a key may wait for its object to be restored from the spill directory.
+RESTORE_TIMEOUT_S = 300
+
+
 class _Shared:
-    """A value held in Depot: its id, the zero-copy object, its size, and whether this worker wrote it."""
+    """A value held in Depot: its id, its size, whether this worker wrote it, and (for objects another worker
+    wrote) the pinned zero-copy object."""
 
     __slots__ = ("oid", "value", "nbytes", "owned")
 
@@ -208,8 +216,7 @@ class DepotData(MutableMapping):
             self._count("store_full")
             warnings.warn("Depot store full, keeping %r in worker memory: %s" % (key, e), RuntimeWarning)
             return False
-        shared = self.client.get_object(oid, timeout=0)
-        self._shared[key] = _Shared(oid, shared, nbytes, owned=True)
+        self._shared[key] = _Shared(oid, None, nbytes, owned=True)
         self._count("stored")
         self._count("stored_bytes", nbytes)
         return True
@@ -228,7 +235,9 @@ class DepotData(MutableMapping):
                 self._count("sent_by_id_bytes", shared.nbytes)
                 return DepotRef(bytes(shared.oid), shared.nbytes)
             self._count("sent_plain")
-        return shared.value
+        if shared.value is not None:
+            return shared.value
+        return self.client.get_object(shared.oid, timeout=RESTORE_TIMEOUT_S)
 
     def _still_live(self, shared):
         """A peer can only get what is not deleted yet (an object we read from a writer that has since dropped
