@@ -120,7 +120,7 @@ public final class DepotNode {
         cmd.add(Long.toString(capacity));
         Process daemon;
         try {
-            Files.createDirectories(dir);
+            Files.createDirectories(dir.toAbsolutePath().getParent());  // the daemon makes dir itself, mode 0700
             Path log = dir.resolveSibling(dir.getFileName() + ".daemon.log");
             daemon = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
