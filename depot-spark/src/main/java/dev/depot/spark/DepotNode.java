@@ -34,7 +34,7 @@ public final class DepotNode {
     public static final String DAEMON_CONF = "spark.depot.daemon";
     public static final String DAEMON_DEFAULT = "spawn";
     /** How long {@link #attach} waits for a daemon it spawned to serve the store. */
-    private static final long SPAWN_WAIT_MILLIS = 30_000;
+    private static final long SPAWN_WAIT_MILLIS = 90_000;
 
     /** What to do on a node whose store no daemon serves. */
     public enum DaemonMode {
@@ -118,19 +118,26 @@ public final class DepotNode {
         cmd.add(dir.toString());
         cmd.add("--capacity");
         cmd.add(Long.toString(capacity));
+        Process daemon;
         try {
-            Files.createDirectories(dir);
+            Files.createDirectories(dir.toAbsolutePath().getParent());  // the daemon makes dir itself, mode 0700
             Path log = dir.resolveSibling(dir.getFileName() + ".daemon.log");
-            new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+            daemon = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start a Depot daemon on " + dir + ": " + e.getMessage(), e);
         }
         long deadline = System.nanoTime() + SPAWN_WAIT_MILLIS * 1_000_000L;
         while (DepotServer.liveDaemonPid(dir) == 0) {
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("the Depot daemon started on " + dir + " did not serve it within "
-                    + SPAWN_WAIT_MILLIS + " ms; see " + dir + ".daemon.log");
+            boolean exited = !daemon.isAlive();
+            if (exited && DepotServer.liveDaemonPid(dir) > 0) {
+                break;  // another process (an executor of this node) became the daemon first
+            }
+            if (exited || System.nanoTime() > deadline) {
+                daemon.destroyForcibly();
+                throw new IllegalStateException("the Depot daemon started on " + dir + " "
+                    + (exited ? "exited" : "did not serve it within " + SPAWN_WAIT_MILLIS + " ms")
+                    + "; see " + dir + ".daemon.log");
             }
             try {
                 Thread.sleep(20);

@@ -7,6 +7,7 @@ import dev.depot.client.ObjectId;
 import dev.depot.client.testing.TempStore;
 import dev.depot.server.DepotServer;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -17,7 +18,13 @@ class DepotNodeTest {
         try (TempStore temp = new TempStore()) {
             ProcessHandle daemon = null;
             try {
-                DepotClient client = DepotNode.attach(temp.dir(), 8 << 20, DepotNode.DaemonMode.SPAWN);
+                DepotClient client;
+                try {
+                    client = DepotNode.attach(temp.dir(), 8 << 20, DepotNode.DaemonMode.SPAWN);
+                } catch (IllegalStateException e) {
+                    Path log = temp.dir().resolveSibling(temp.dir().getFileName() + ".daemon.log");
+                    throw new AssertionError(e.getMessage() + "; the log: " + Files.readString(log), e);
+                }
                 int pid = DepotServer.liveDaemonPid(temp.dir());
                 assertTrue(pid > 0 && pid != ProcessHandle.current().pid(), "a daemon process of its own serves it");
                 daemon = ProcessHandle.of(pid).orElseThrow();

@@ -122,7 +122,7 @@ class DepotSourceTest {
         sample(5000, 3).write().format("depot").mode("overwrite").save("shared-across-apps");
         try (ChildJvm other = ChildJvm.startWith(childOptions(), SparkReadMain.class, shared.dir().toString(),
             "shared-across-apps", "written-elsewhere", "999")) {
-            assertEquals("read 5000 12497500", other.awaitLine("read ", 180), "the other application read ours");
+            assertEquals("read 5000 12497500", other.awaitLine("read ", 300), "the other application read ours");
             other.awaitLine("wrote ", 120);
             assertEquals(0, other.waitFor(60));
         }
