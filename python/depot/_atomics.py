@@ -62,6 +62,7 @@ _syscall.restype = ctypes.c_long
 _SYS_FUTEX = {"x86_64": 202, "aarch64": 98}.get(platform.machine())
 # Shared (not _PRIVATE) ops: the word lives in a mapping that several processes share (as Java's Native).
 _FUTEX_WAIT = 0
+_FUTEX_WAKE = 1
 
 
 class _Timespec(ctypes.Structure):
@@ -132,3 +133,12 @@ def futex_wait(address, expected, timeout_seconds):
         err = ctypes.get_errno()
         if err not in (errno.EAGAIN, errno.EINTR, errno.ETIMEDOUT):
             raise OSError(err, "futex wait failed: " + os.strerror(err))
+
+
+def futex_wake_all(address):
+    """Wakes every process sleeping in ``futex_wait`` on the 32-bit word at ``address``."""
+    if _SYS_FUTEX is None:
+        raise DepotError("waking waiters needs the futex system call, whose number on %s this client does not"
+                         " know" % platform.machine())
+    _syscall(ctypes.c_long(_SYS_FUTEX), ctypes.c_void_p(address), ctypes.c_int(_FUTEX_WAKE),
+             ctypes.c_int(0x7FFFFFFF), None, None, ctypes.c_int(0))

@@ -48,3 +48,12 @@ def describe_timeout(timeout):
     if timeout == 0:
         return "at once"
     return "within %g ms" % (timeout * 1000) if timeout < 1 else "within %g s" % timeout
+
+
+def timeout_millis(timeout):
+    """``timeout`` seconds as the control protocol's milliseconds: -1 waits forever (``None``, ``inf`` or at
+    least ``FOREVER_SECONDS``), 0 does not wait, else at least 1."""
+    deadline = deadline_of(timeout)
+    if deadline is None:
+        return -1
+    return 0 if deadline == 0 else max(1, math.ceil(float(timeout) * 1000))

@@ -14,6 +14,7 @@ import struct
 import time
 
 from . import _atomics as atomics
+from . import _process
 from ._layout import HOME_MULTIPLIER, HOME_ROTATION, HOME_SHIFT
 from ._layout import EntryState as ES
 from ._layout import HeapBlockDescriptor as HB
@@ -21,9 +22,13 @@ from ._layout import IndexEntryDescriptor as IE
 from ._layout import Store
 from ._layout import StoreHeaderDescriptor as H
 from ._pins import Pin, pin_record
-from .errors import StoreFormatError
+from .errors import DepotError, StoreFormatError
 
 _ID_WORDS = struct.Struct("<QQI")
+# An entry's metadata length, block offset and data length, which lie next to each other: one read.
+_PLACE = struct.Struct("<IQQ")
+assert (IE.BLOCK_OFFSET_OFFSET == IE.METADATA_LENGTH_OFFSET + 4
+        and IE.DATA_LENGTH_OFFSET == IE.BLOCK_OFFSET_OFFSET + 8), "entry fields moved: update _PLACE"
 _MASK64 = (1 << 64) - 1
 # How long a reader lets an eviction in progress settle before calling the object missing (as Java).
 _EVICTING_WAIT_NANOS = 50_000_000
@@ -61,10 +66,10 @@ class IndexReader:
         rotated = ((w1 << HOME_ROTATION) | (w1 >> (64 - HOME_ROTATION))) & _MASK64
         return (((w0 ^ rotated) * HOME_MULTIPLIER) & _MASK64) >> HOME_SHIFT & self._mask
 
-    def find_sealed(self, raw, w0, w1):
+    def find_sealed(self, raw, home):
         """``(slot, generation)`` of a SEALED or EVICTING entry with this id as it was when the id matched, or
         None. The caller pins and re-checks the generation."""
-        slot = self.home(w0, w1)
+        slot = home
         mm = self.mapping.mm
         for _ in range(self._max_probe):
             word = atomics.get_long_acquire(self._entries + slot * IE.ENTRY_LENGTH + IE.STATE_WORD_OFFSET)
@@ -79,13 +84,18 @@ class IndexReader:
             slot = (slot + 1) & self._mask
         return None
 
-    def try_pin(self, raw):
-        """Pins the sealed object with id ``raw`` (20 bytes): a ``Located``, or None when there is none."""
+    def home_of(self, raw):
         w0, w1, _ = _ID_WORDS.unpack(raw)
+        return self.home(w0, w1)
+
+    def try_pin(self, raw, home=None):
+        """Pins the sealed object with id ``raw`` (20 bytes): a ``Located``, or None when there is none."""
+        if home is None:
+            home = self.home_of(raw)
         evicting_since = 0
         slot_table = self.slot
         while True:
-            found = self.find_sealed(raw, w0, w1)
+            found = self.find_sealed(raw, home)
             if found is None:
                 return None
             index_slot, generation = found
@@ -112,9 +122,7 @@ class IndexReader:
     def _located(self, index_slot, pin):
         m = self.mapping
         entry = self._entries_offset + index_slot * IE.ENTRY_LENGTH
-        block = m.u64(entry + IE.BLOCK_OFFSET_OFFSET)
-        size = m.u64(entry + IE.DATA_LENGTH_OFFSET)
-        metadata_length = m.u32(entry + IE.METADATA_LENGTH_OFFSET)
+        metadata_length, block, size = _PLACE.unpack_from(m.mm, entry + IE.METADATA_LENGTH_OFFSET)
         data_offset = m.heap_offset + block + HB.HEADER_LENGTH
         if (block >= m.heap_length or metadata_length > Store.MAX_METADATA_LENGTH
                 or data_offset + size + metadata_length > m.file_length):
@@ -129,21 +137,82 @@ class IndexReader:
             atomics.put_long_opaque(access, now)
         return Located(pin, data_offset, size, data_offset + size, metadata_length)
 
-    # ---- waiting for a seal ------------------------------------------------------------------------------
+    # ---- spilled objects -------------------------------------------------------------------------------
 
-    def futex_word(self, raw):
+    def find_spilled(self, raw, w0, w1):
+        """The index slot of a spilled (or being restored) entry with this id, or None (Java's findSpilled)."""
+        slot = self.home(w0, w1)
+        mm = self.mapping.mm
+        for _ in range(self._max_probe):
+            state = atomics.get_long_acquire(self._entries + slot * IE.ENTRY_LENGTH + IE.STATE_WORD_OFFSET) & 0xFF
+            if state == ES.EMPTY:
+                return None
+            if state in (ES.SPILLED, ES.RESTORE_WANTED, ES.RESTORING):
+                at = self._entries_offset + slot * IE.ENTRY_LENGTH + IE.ID_OFFSET
+                if mm[at:at + IE.ID_LENGTH] == raw:
+                    return slot
+            slot = (slot + 1) & self._mask
+        return None
+
+    def spiller_is_on(self):
+        """True while a live daemon spills and restores (Java's Store.spillerIsOn)."""
+        base = self.mapping.base
+        if atomics.get_int_acquire(base + H.SPILL_STATE_OFFSET) != H.SPILL_STATE_ON:
+            return False
+        daemon = atomics.get_long_volatile(base + H.DAEMON_IDENTITY_OFFSET)
+        return daemon != 0 and _process.identity_of(daemon >> 32) == daemon
+
+    def request_restore(self, raw):
+        """When ``raw`` names a spilled object, asks the daemon's spiller to restore it (Java's
+        Store.requestRestore: CAS SPILLED to RESTORE_WANTED, so that concurrent readers ask once, then bump and
+        wake the spiller's futex word) and returns True; the restore ends with a seal notification of the id's
+        bucket. False when no spilled object has this id. Raises DepotError when no daemon can restore it."""
         w0, w1, _ = _ID_WORDS.unpack(raw)
-        return self._futex_words + (self.home(w0, w1) & (H.FUTEX_BUCKETS - 1)) * 4
+        while True:
+            slot = self.find_spilled(raw, w0, w1)
+            if slot is None:
+                return False
+            if not self.spiller_is_on():
+                raise DepotError("object %s is spilled to disk but no daemon with a spill directory serves %s to "
+                                 "restore it; start `depot serve --dir %s --spill-dir DIR`"
+                                 % (raw.hex(), self.mapping.path, os.path.dirname(self.mapping.path)))
+            state_word = self._entries + slot * IE.ENTRY_LENGTH + IE.STATE_WORD_OFFSET
+            word = atomics.get_long_volatile(state_word)
+            state = word & 0xFF
+            if state == ES.SPILLED:
+                # Same generation and flags, no owner, new state (Java's IndexEntryDescriptor.withState).
+                wanted = (word & ~(IE.OWNER_MASK << IE.OWNER_SHIFT | 0xFF)) | ES.RESTORE_WANTED
+                if not atomics.compare_and_set_long(state_word, word, wanted):
+                    continue
+                sequence = self.mapping.base + H.SPILL_REQUEST_SEQUENCE_OFFSET
+                atomics.get_and_add_int(sequence, 1)
+                atomics.futex_wake_all(sequence)
+                return True
+            if state in (ES.RESTORE_WANTED, ES.RESTORING):
+                return True
+            # Changed under us (restored, deleted): look again.
+
+    # ---- waiting for a seal ------------------------------------------------------------------------------
 
     def get(self, raw, deadline_ns):
         """Pins the object, waiting until ``deadline_ns`` (``time.monotonic_ns()``; None: forever, 0: no wait)
         for it to be sealed. None when it is still missing then."""
-        word = self.futex_word(raw)
+        home = self.home_of(raw)
+        located = self.try_pin(raw, home)
+        if located is not None:
+            return located
+        self.request_restore(raw)
+        if deadline_ns == 0:
+            return None
+        # The id's futex word, chosen by its home slot on both sides (Store.awaitSeal).
+        word = self._futex_words + (home & (H.FUTEX_BUCKETS - 1)) * 4
         while True:
+            # Read before looking: a seal after the look changes it, so the wait below cannot miss it.
             sequence = atomics.get_int_acquire(word)
-            located = self.try_pin(raw)
-            if located is not None or deadline_ns == 0:
+            located = self.try_pin(raw, home)
+            if located is not None:
                 return located
+            self.request_restore(raw)
             now = time.monotonic_ns()
             if deadline_ns is not None and now >= deadline_ns:
                 return None

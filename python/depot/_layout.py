@@ -31,6 +31,9 @@ class StoreHeaderDescriptor:
     FUTEX_WAITERS_OFFSET = 384
     FUTEX_BUCKETS = 256
     FUTEX_WORDS_OFFSET = 512
+    SPILL_REQUEST_SEQUENCE_OFFSET = 2048
+    SPILL_STATE_OFFSET = 2176
+    SPILL_STATE_ON = 1
     HEADER_LENGTH = 4096
 
 
@@ -60,7 +63,7 @@ class IndexEntryDescriptor:
     LAST_ACCESS_OFFSET = 56
     ENTRY_LENGTH = 64
     MAX_PROBE = 1024
-    # the state word: generation (32) | owner client (16) | state (8)
+    # the state word: generation (32) | flags (8) | owner client (16) | state (8)
     STATE_BITS = 8
     OWNER_SHIFT = 8
     OWNER_MASK = 0xFFFF
@@ -83,6 +86,9 @@ class EntryState:
     DELETE_PENDING = 4
     EVICTING = 5
     TOMBSTONE = 6
+    SPILLED = 7
+    RESTORE_WANTED = 8
+    RESTORING = 9
 
 
 class Store:

@@ -28,6 +28,7 @@ DELETE_TYPE = 9
 LIST_TYPE = 10
 STAT_TYPE = 11
 EVICT_TYPE = 12
+PUT_TYPE = 13
 REPLY_BIT = 0x8000
 ERROR_TYPE = 0xFFFF
 
@@ -39,6 +40,13 @@ WELCOME = struct.Struct("<HHIQQQIIIIQQ")
 # id, flags, data size, metadata length; then the metadata
 CREATE = struct.Struct("<20sIQI")
 CREATE_FLAG_NO_EVICT = 1
+# PUT: CREATE's fields, the metadata, then the data; the reply is CREATED. Used for objects up to this size
+# (larger ones are created and written in place: one copy instead of three).
+PUT_MAX_INLINE = 64 << 10
+CREATE_FLAG_KEEP = 2
+# with this flag an int64 timeout in milliseconds (-1: no limit) follows the metadata
+CREATE_FLAG_TIMEOUT = 4
+CREATE_TIMEOUT = struct.Struct("<q")
 # data file offset, data size
 CREATED = struct.Struct("<QQ")
 # SEAL, ABORT, CONTAINS, DELETE: the id
@@ -57,7 +65,7 @@ GET_MANY = struct.Struct("<qII")
 COUNT = struct.Struct("<II")
 # id, state, metadata length, pins, data size, created ms, last access ms
 ENTRY = struct.Struct("<20sIIIQqq")
-STATES = ("creating", "sealed", "delete_pending", "deleting")
+STATES = ("creating", "sealed", "delete_pending", "deleting", "spilled")
 # the figures of StoreStats, then this connection's pins and writers
 STAT = struct.Struct("<QQQQQQQQQQQdQQQQ")
 # EVICT request and reply: bytes

@@ -1,7 +1,7 @@
 """A Depot daemon started from Python: ``depot.start()`` and ``depot.connect(start=True)``.
 
-The daemon is the Java ``depot serve``. It is found, in order, from ``$DEPOT_HOME`` (a Depot checkout or
-installation with ``depot-cli/target/depot.jar``), the checkout this package was installed from (or runs
+The daemon is the Java ``depot serve``. It is found, in order, from ``$DEPOT_HOME`` (a Depot checkout with
+``depot-cli/target/depot.jar``, or an unpacked distribution with ``lib/depot-cli-*.jar``), the checkout this package was installed from (or runs
 from), or a ``depot`` command on ``PATH``; the JDK (25 or newer) from ``$JAVA_HOME``, ``java`` on ``PATH``,
 then ``/usr/lib/jvm`` and ``/opt``.
 
@@ -123,11 +123,14 @@ def find_launcher():
     checkouts = _checkouts()
     unbuilt = None
     for origin, home in checkouts:
+        # as bin/depot does, without its build check: a checkout's jar, or a distribution's lib/
         jar = os.path.join(home, JAR_PATH)
+        java_opts = os.environ.get("DEPOT_JAVA_OPTS", "").split()
         if os.path.isfile(jar):
-            # as bin/depot does, without its build check
-            return ([find_java(), "--enable-native-access=ALL-UNNAMED"] + os.environ.get("DEPOT_JAVA_OPTS", "").split()
-                    + ["-jar", jar])
+            return [find_java(), "--enable-native-access=ALL-UNNAMED"] + java_opts + ["-jar", jar]
+        if not os.path.isfile(os.path.join(home, "pom.xml")) and glob.glob(os.path.join(home, "lib", "depot-cli-*.jar")):
+            return ([find_java(), "--enable-native-access=ALL-UNNAMED"] + java_opts
+                    + ["-cp", os.path.join(home, "lib", "*"), "dev.depot.cli.Main"])
         if unbuilt is None:
             unbuilt = (origin, home)
         if origin.startswith("$"):
@@ -175,6 +178,7 @@ class _StartLock:
         self._fd = None
 
     def __enter__(self):
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
         while True:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             try:
@@ -198,6 +202,17 @@ class _StartLock:
 
 _started = []  # the daemons this process started and has not stopped: stopped at exit
 _started_lock = threading.Lock()
+
+
+def _forget_in_child():
+    """A forked child does not own its parent's daemons: its exit must not stop them. (It inherits their
+    lifelines, so they keep running until the child has exited too.)"""
+    global _started_lock
+    _started_lock = threading.Lock()
+    _started.clear()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
 
 
 @atexit.register
@@ -415,9 +430,10 @@ def _failed(directory, lines):
     return DaemonStartError("the daemon for %s exited with status %s before serving: %s" % (directory, status, detail))
 
 
-def connect_or_start(directory, capacity=None):
-    """A client of the daemon serving ``directory``, starting one (stopped when this process exits) when none
-    serves. Safe to call from several processes at once: one daemon starts, the others attach."""
+def connect_or_start(directory, capacity=None, detach=False):
+    """A client of the daemon serving ``directory``, starting one (stopped when this process exits, unless
+    ``detach``) when none serves. Safe to call from several processes at once: one daemon starts, the others
+    attach."""
     from .client import Client
     try:
         return Client(directory)
@@ -428,6 +444,6 @@ def connect_or_start(directory, capacity=None):
             return Client(directory)  # another process started one while this one waited for the lock
         except DaemonNotRunningError:
             pass
-        _start_locked(os.path.abspath(directory), parse_size(capacity or DEFAULT_CAPACITY), None, False, False,
+        _start_locked(os.path.abspath(directory), parse_size(capacity or DEFAULT_CAPACITY), None, detach, False,
                       None, START_TIMEOUT)
     return Client(directory)

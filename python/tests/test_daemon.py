@@ -1,5 +1,6 @@
 """depot.start() and depot.connect(start=True): a daemon Python starts, one per store, gone with its starter."""
 
+import atexit
 import os
 import select
 import shutil
@@ -58,6 +59,11 @@ def _alive(pid):
         return False
 
 
+def _serving_pid(directory):
+    with depot.connect(directory) as client:
+        return client.daemon_pid
+
+
 def _python(code, *args):
     return subprocess.Popen([sys.executable, "-c", code] + [str(a) for a in args], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, env=child_env(), text=True)
@@ -70,6 +76,14 @@ def test_started_daemon_serves_refuses_a_second_and_stop_removes_its_store(launc
             assert client.daemon_pid == d.pid
             client.put_object(depot.ObjectId.of("x"), [1, 2, 3])
             assert client.get_object(depot.ObjectId.of("x"), timeout=1.0) == [1, 2, 3]
+        child = os.fork()
+        if child == 0:  # a forked child's exit handlers must leave the parent's daemon alone
+            try:
+                atexit._run_exitfuncs()
+            finally:
+                os._exit(0)
+        os.waitpid(child, 0)
+        assert d.running and _serving_pid(fresh_dir) == d.pid
         with pytest.raises(depot.DaemonStartError, match="already serves"):
             depot.start(fresh_dir, capacity="64m")
         assert depot.connect(fresh_dir, start=True).daemon_pid == d.pid  # attaches, starts nothing
@@ -161,6 +175,15 @@ def test_unbuilt_launcher_is_an_error_saying_how_to_build_it(monkeypatch, tmp_pa
     monkeypatch.setenv("DEPOT_HOME", str(tmp_path))
     with pytest.raises(depot.DaemonStartError, match="not built.*bin/depot --help"):
         daemon_module.find_launcher()
+
+
+def test_unpacked_distribution_is_launched_from_its_lib(monkeypatch, tmp_path):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "depot-cli-1.0.jar").write_bytes(b"")
+    monkeypatch.setenv("DEPOT_HOME", str(tmp_path))
+    monkeypatch.setattr(daemon_module, "find_java", lambda: "/jdk/bin/java")
+    command = daemon_module.find_launcher()
+    assert command[0] == "/jdk/bin/java" and command[-3:] == ["-cp", str(tmp_path / "lib" / "*"), "dev.depot.cli.Main"]
 
 
 def test_no_launcher_is_an_error_saying_where_to_get_one(monkeypatch, tmp_path):

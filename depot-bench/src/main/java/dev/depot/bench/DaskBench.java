@@ -19,7 +19,7 @@ import java.util.function.Consumer;
 /**
  * depot.dask beside Dask's own schedulers (and dask-on-ray and LocalCluster where installed), all measured in
  * the same run by the Python driver {@code dask_bench.py} (a resource of this module), which prints one JSON
- * object per case. The interpreter is {@code $DEPOT_PYTHON}, else {@code python3}; it needs Dask and NumPy.
+ * object per case. The interpreter is {@code $DEPOT_BENCH_PYTHON}, else {@code python3}; it needs Dask and NumPy.
  */
 final class DaskBench implements Benchmark {
     private static final String SCRIPT = "dask_bench.py";
@@ -47,7 +47,7 @@ final class DaskBench implements Benchmark {
         Path store = Path.of("/dev/shm", "depot-dask-bench-" + UUID.randomUUID());
         try (InputStream in = DaskBench.class.getResourceAsStream(SCRIPT)) {
             Files.write(script, in.readAllBytes());
-            String interpreter = System.getenv().getOrDefault("DEPOT_PYTHON", "python3");
+            String interpreter = System.getenv().getOrDefault("DEPOT_BENCH_PYTHON", "python3");
             List<String> cmd = new ArrayList<>(List.of(interpreter, script.toString(), store.toString(),
                 Long.toString((quick ? 1L : 4L) * Units.GIB)));
             if (quick) {

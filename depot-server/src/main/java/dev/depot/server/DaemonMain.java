@@ -4,7 +4,8 @@ import java.nio.file.Path;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * A bare daemon for tests and scripts: {@code DaemonMain --dir DIR [--capacity BYTES]}. Prints
+ * A bare daemon for tests and scripts: {@code DaemonMain --dir DIR [--capacity BYTES] [--spill-dir DIR]
+ * [--spill-limit BYTES]}. Prints
  * {@code depot: serving DIR} on stdout once the control socket accepts connections, and stops cleanly on
  * SIGTERM or SIGINT (a shutdown hook closes the server, which removes the socket). The {@code depot serve}
  * command of the CLI is the user-facing way to run a daemon.
@@ -23,6 +24,8 @@ public final class DaemonMain {
             switch (a) {
                 case "--dir" -> config = config.withDirectory(Path.of(args[++i]));
                 case "--capacity" -> config = config.withCapacity(parseBytes(args[++i]));
+                case "--spill-dir" -> config = config.withSpillDirectory(Path.of(args[++i]));
+                case "--spill-limit" -> config = config.withSpillLimit(parseBytes(args[++i]));
                 default -> usage("unknown option " + a);
             }
         }
@@ -41,13 +44,14 @@ public final class DaemonMain {
         try {
             return Long.parseLong(s);
         } catch (NumberFormatException e) {
-            usage("--capacity takes a number of bytes, got '" + s + "'");
+            usage("a size takes a number of bytes, got '" + s + "'");
             return 0;
         }
     }
 
     private static void usage(String problem) {
-        System.err.println("depot: " + problem + "\nusage: DaemonMain --dir DIR [--capacity BYTES]");
+        System.err.println("depot: " + problem + "\nusage: DaemonMain --dir DIR [--capacity BYTES] [--spill-dir DIR]"
+            + " [--spill-limit BYTES]");
         System.exit(2);
     }
 }

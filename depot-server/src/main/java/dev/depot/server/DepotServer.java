@@ -14,6 +14,7 @@ import dev.depot.core.sys.ProcessIdentity;
 import dev.depot.errors.DepotException;
 import dev.depot.server.metrics.ProtocolCounters;
 import dev.depot.server.protocol.ControlServer;
+import dev.depot.server.spill.Spiller;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
@@ -29,11 +30,15 @@ import java.util.function.Consumer;
  * heartbeat in the header, and serves the control protocol on {@code DIR/depot.sock}. It can run in the
  * foreground ({@code depot serve}) or embedded in an application ({@link #embedded}).
  *
+ * <p>With a spill directory, a {@link Spiller} thread writes KEEP objects there when room is needed and restores
+ * them when read.
+ *
  * <p>Lifecycle: {@link #start} returns a running server; {@link #close} stops it. Objects stay in the store file
  * after the daemon stops or dies; the next daemon recovers the store and carries on.
  */
 public final class DepotServer implements AutoCloseable {
-    private enum State { RUNNING, CLOSED }
+    /** FAILED: the daemon found it cannot go on (its store file was truncated, its reaper failed). */
+    private enum State { RUNNING, FAILED, CLOSED }
 
     /** Reap rounds between full scans of the index for deferred deletes (about once a second). */
     private static final int FULL_SWEEP_EVERY = 10;
@@ -44,9 +49,12 @@ public final class DepotServer implements AutoCloseable {
     private final Consumer<String> log;
     private final Thread reaper;
     private final ControlServer control;
+    private final Spiller spiller;
     private final long identity = ProcessIdentity.self();
     private final ProtocolCounters protocolCounters = new ProtocolCounters();
     private volatile State state = State.RUNNING;
+    private volatile String failure;
+    private volatile Consumer<String> onFailure;
 
     private DepotServer(ServerConfig config, Store store, Consumer<String> log) throws IOException {
         this.config = config;
@@ -61,6 +69,8 @@ public final class DepotServer implements AutoCloseable {
             log.accept("reclaimed " + reaped + " dead client(s)");
         }
         heartbeat();
+        this.spiller = config.spillDirectory() == null ? null
+            : Spiller.start(store, config.spillDirectory(), config.spillLimit(), log);
         this.control = config.controlSocket() ? ControlServer.start(this, log) : null;
         this.reaper = Thread.ofPlatform().daemon().name("depot-reaper").start(this::reapLoop);
     }
@@ -157,6 +167,7 @@ public final class DepotServer implements AutoCloseable {
 
     private void reapLoop() {
         long rounds = 0;
+        long expectedLength = store.layout().fileLength();
         while (state == State.RUNNING) {
             try {
                 TimeUnit.MILLISECONDS.sleep(config.reapIntervalMillis());
@@ -164,6 +175,9 @@ public final class DepotServer implements AutoCloseable {
                 return;
             }
             if (state != State.RUNNING) {
+                return;
+            }
+            if (truncated(expectedLength)) {
                 return;
             }
             try {
@@ -176,9 +190,66 @@ public final class DepotServer implements AutoCloseable {
                 if (state == State.RUNNING) {
                     log.accept("reaper: " + e);
                 }
-            } finally {
-                heartbeat();
+            } catch (Error e) {
+                // A fault in the mapping (InternalError from SIGBUS) or worse: never run on without a reaper.
+                if (!truncated(expectedLength)) {
+                    fail("the reaper failed: " + e + "; stopping the daemon (the next `depot serve` recovers the store)");
+                }
+                return;
             }
+            heartbeat();
+        }
+    }
+
+    /**
+     * True (and the daemon failed) when the store file is shorter than its layout: someone truncated it under
+     * the mapping, and every access past the new end faults. Checked every reap round and after any fault.
+     */
+    private boolean truncated(long expectedLength) {
+        long now = store.fileLengthNow();
+        if (now < 0 || now >= expectedLength) {
+            return false;
+        }
+        fail("the store file " + StoreFile.fileIn(directory()) + " was truncated to " + now + " bytes under the daemon"
+            + " (it must have " + expectedLength + "); objects past that point are lost and any access to them faults,"
+            + " so the daemon stops: remove the store directory and start a new store");
+        return true;
+    }
+
+    /** Stops serving for good after a failure it cannot recover from; logs why and tells the failure handler. */
+    private void fail(String why) {
+        if (state != State.RUNNING) {
+            return;
+        }
+        failure = why;
+        state = State.FAILED;
+        log.accept(why);
+        try {
+            if (control != null) {
+                control.close();
+            }
+            if (spiller != null) {
+                spiller.close();
+            }
+        } catch (RuntimeException | Error e) {
+            log.accept("stopping the control socket or the spiller failed: " + e);
+        }
+        Consumer<String> handler = onFailure;
+        if (handler != null) {
+            handler.accept(why);
+        }
+    }
+
+    /**
+     * Calls {@code handler} (at once if it happened already) when the daemon fails for good: its store file was
+     * truncated under it, or its reaper failed. {@code depot serve} exits non-zero then; an embedding
+     * application decides for itself. The daemon has stopped serving by then.
+     */
+    public void onFailure(Consumer<String> handler) {
+        onFailure = handler;
+        String why = failure;
+        if (why != null) {
+            handler.accept(why);
         }
     }
 
@@ -210,17 +281,25 @@ public final class DepotServer implements AutoCloseable {
         if (state == State.CLOSED) {
             return;
         }
+        boolean failed = state == State.FAILED;
         state = State.CLOSED;
-        reaper.interrupt();
-        try {
-            reaper.join(2000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        if (Thread.currentThread() != reaper) {
+            reaper.interrupt();
+            try {
+                reaper.join(2000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         if (control != null) {
             control.close();
         }
-        Atomics.compareAndSetLong(store.header(), DAEMON_IDENTITY_OFFSET, identity, 0);
+        if (spiller != null) {
+            spiller.close();
+        }
+        if (!failed) {
+            Atomics.compareAndSetLong(store.header(), DAEMON_IDENTITY_OFFSET, identity, 0);
+        }
     }
 
     /** Stops serving and closes the store. Objects stay in the store file. */

@@ -2,6 +2,7 @@ package dev.depot.core.heap;
 
 import static dev.depot.core.heap.HeapBlockDescriptor.*;
 import static dev.depot.core.store.StoreHeaderDescriptor.FREE_BINS;
+import static dev.depot.core.store.StoreHeaderDescriptor.EVICTION_HAND_OFFSET;
 import static dev.depot.core.store.StoreHeaderDescriptor.USED_BYTES_OFFSET;
 import static dev.depot.core.store.StoreHeaderDescriptor.freeBinOffset;
 
@@ -17,7 +18,7 @@ import java.lang.foreign.ValueLayout;
  * with a release store for lock-free readers ({@code depot stat}).
  *
  * <p>Allocation takes the first fit in the size's own bin (bounded scan), else the first block of any larger
- * bin, and splits off the rest. Freeing coalesces with both neighbours. Everything here is derived state:
+ * bin, else (no larger block exists) the first fit anywhere in its own bin, and splits off the rest. Freeing coalesces with both neighbours. Everything here is derived state:
  * {@link #rebuild} recreates it from the object index after a crash.
  */
 public final class HeapAllocator {
@@ -46,6 +47,7 @@ public final class HeapAllocator {
         }
         writeBlock(0, heapLength, true, 0);
         pushFree(0, heapLength);
+        header.set(ValueLayout.JAVA_LONG, EVICTION_HAND_OFFSET, 0);
         Atomics.putLongRelease(header, USED_BYTES_OFFSET, 0);
     }
 
@@ -65,6 +67,15 @@ public final class HeapAllocator {
         }
         for (int higher = bin + 1; found == NONE && higher < FREE_BINS; higher++) {
             found = head(higher);
+        }
+        if (found == NONE && scanned == FIRST_FIT_SCAN_LIMIT) {
+            // No larger block anywhere: a fit deeper in this bin is the only one left, so look at all of it.
+            for (long b = head(bin); b != NONE; b = nextFree(b)) {
+                if (blockSize(b) >= size) {
+                    found = b;
+                    break;
+                }
+            }
         }
         if (found == NONE) {
             return NONE;
@@ -107,6 +118,11 @@ public final class HeapAllocator {
             unlink(start, prevSize);
             length += prevSize;
         }
+        long hand = header.get(ValueLayout.JAVA_LONG, EVICTION_HAND_OFFSET);
+        if (hand > start && hand < start + length) {
+            // The eviction hand stays on a block boundary: inside the merged block it moves to its start.
+            header.set(ValueLayout.JAVA_LONG, EVICTION_HAND_OFFSET, start);
+        }
         writeBlock(start, length, true, start == 0 ? 0 : prevSize(start));
         if (start != offset) {
             // Merged into its predecessor, this block's own header is not rewritten: set its FREE bit too, so
@@ -115,6 +131,31 @@ public final class HeapAllocator {
         }
         setPrevSizeOfNext(start, length);
         pushFree(start, length);
+    }
+
+    /** Records which index slot owns the allocated block at {@code offset}; its clock stamp starts at 0. */
+    public void setOwner(long offset, int slot) {
+        heap.set(ValueLayout.JAVA_LONG, offset + OWNER_SLOT_OFFSET, slot);
+        heap.set(ValueLayout.JAVA_LONG, offset + CLOCK_STAMP_OFFSET, 0);
+    }
+
+    /** The index slot an allocated block claims as its owner (unverified: check the entry names this block). */
+    public long ownerOf(long offset) {
+        return heap.get(ValueLayout.JAVA_LONG, offset + OWNER_SLOT_OFFSET);
+    }
+
+    public long clockStamp(long offset) {
+        return heap.get(ValueLayout.JAVA_LONG, offset + CLOCK_STAMP_OFFSET);
+    }
+
+    public void setClockStamp(long offset, long millis) {
+        heap.set(ValueLayout.JAVA_LONG, offset + CLOCK_STAMP_OFFSET, millis);
+    }
+
+    /** True when the block at {@code offset} (a block boundary) is free. */
+    public boolean isFreeBlock(long offset) {
+        checkBlock(offset);
+        return isFree(offset);
     }
 
     /** Size of the block at {@code offset}, checked against the heap. */
@@ -174,7 +215,18 @@ public final class HeapAllocator {
             writeBlock(cursor, heapLength - cursor, true, prev);
             pushFree(cursor, heapLength - cursor);
         }
+        header.set(ValueLayout.JAVA_LONG, EVICTION_HAND_OFFSET, 0);
         Atomics.putLongRelease(header, USED_BYTES_OFFSET, used);
+    }
+
+    /** Where the eviction hand resumes: a block boundary (kept so by {@link #free}), or 0 if it is not valid. */
+    public long evictionHand() {
+        long hand = header.get(ValueLayout.JAVA_LONG, EVICTION_HAND_OFFSET);
+        return hand < 0 || hand >= heapLength || (hand & (ALIGNMENT - 1)) != 0 ? 0 : hand;
+    }
+
+    public void setEvictionHand(long offset) {
+        header.set(ValueLayout.JAVA_LONG, EVICTION_HAND_OFFSET, offset >= heapLength ? 0 : offset);
     }
 
     /**
@@ -188,7 +240,10 @@ public final class HeapAllocator {
         long prev = 0;
         long used = 0;
         long freeBlocks = 0;
+        long hand = header.get(ValueLayout.JAVA_LONG, EVICTION_HAND_OFFSET);
+        boolean handOnBoundary = hand == 0;
         while (offset < heapLength) {
+            handOnBoundary |= offset == hand;
             long raw = heap.get(ValueLayout.JAVA_LONG, offset + SIZE_OFFSET);
             long size = raw & ~FREE_BIT;
             if (size < ALIGNMENT || (size & (ALIGNMENT - 1)) != 0 || size > heapLength - offset) {
@@ -206,6 +261,9 @@ public final class HeapAllocator {
             }
             prev = size;
             offset += size;
+        }
+        if (!handOnBoundary) {
+            problems.add("the eviction hand at " + hand + " is not at a block boundary");
         }
         long listed = 0;
         for (int b = 0; b < FREE_BINS; b++) {

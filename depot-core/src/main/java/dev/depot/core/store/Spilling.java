@@ -61,6 +61,8 @@ public final class Spilling {
         Atomics.putLongRelease(header, SPILL_LIMIT_OFFSET, limitBytes);
         Atomics.putIntRelease(header, SPILL_ERROR_OFFSET, 0);
         Atomics.putIntRelease(header, SPILL_STATE_OFFSET, SPILL_STATE_ON);
+        // Creates that gave up on a spill while no spiller ran wake up and ask again.
+        store.spaceMayHaveFreed();
     }
 
     /** Turns spilling off (the daemon stops); waiting creates wake and give up on a spill. */
@@ -88,9 +90,14 @@ public final class Spilling {
         return Atomics.getLongVolatile(header, SPILL_WANTED_BYTES_OFFSET);
     }
 
-    /** Clears the request the spiller served, unless a larger one came meanwhile. */
-    public void clearWanted(long served) {
-        Atomics.compareAndSetLong(header, SPILL_WANTED_BYTES_OFFSET, served, 0);
+    /**
+     * Clears the request the spiller served (unless a larger one came meanwhile), then wakes every waiting
+     * create: one whose request merged into the one served (same size) retries, and asks again if it still
+     * does not fit, so no request is lost.
+     */
+    public void served(long wanted) {
+        Atomics.compareAndSetLong(header, SPILL_WANTED_BYTES_OFFSET, wanted, 0);
+        store.spaceMayHaveFreed();
     }
 
     /** Records why the spiller cannot help (a {@code SPILL_ERROR_*} code, 0 for none) and wakes waiting creates. */
@@ -238,6 +245,7 @@ public final class Spilling {
                 return NO_ROOM;
             }
             index.putBlockOffset(slot, block);
+            store.allocator.setOwner(block, slot);
             long restoring = withState(wanted, store.me(), EntryState.RESTORING);
             // Publishes the block offset with the state: recovery and the reaper read it only after this.
             if (!index.compareAndSetStateWord(slot, wanted, restoring)) {

@@ -14,7 +14,6 @@ import dev.depot.core.index.EntryState;
 import dev.depot.core.index.IndexEntryDescriptor;
 import dev.depot.core.index.ObjectIndex;
 import dev.depot.core.memory.Atomics;
-import dev.depot.core.memory.Bounds;
 import dev.depot.core.sys.Native;
 import dev.depot.core.sys.ProcessIdentity;
 import dev.depot.errors.DepotException;
@@ -174,6 +173,11 @@ public final class Store implements AutoCloseable {
         return file.path().getParent();
     }
 
+    /** The store file's length now ({@link StoreFile#currentLength}): below the layout's means truncated. */
+    public long fileLengthNow() {
+        return file.currentLength();
+    }
+
     /** The shared-memory steps of spilling and restoring, for the daemon's spiller. */
     public Spilling spilling() {
         checkOpen();
@@ -298,6 +302,7 @@ public final class Store implements AutoCloseable {
         MemorySegment.copy(metadata, 0, heap, java.lang.foreign.ValueLayout.JAVA_BYTE, dataStart + dataLength,
             metadata.length);
         long record = index.insert(w0, w1, w2, block, dataLength, metadata.length, me, entryFlags);
+        allocator.setOwner(block, ClientTableDescriptor.pinnedSlot(record));
         addCounter(OBJECT_COUNT_OFFSET, 1);
         if (entryFlags != 0) {
             addCounter(KEPT_BYTES_OFFSET, blockSize);
@@ -580,18 +585,27 @@ public final class Store implements AutoCloseable {
     }
 
     private long checkedDataStart(int slot) {
-        long start = index.blockOffset(slot) + HeapBlockDescriptor.HEADER_LENGTH;
-        Bounds.checkRange("object data of index slot " + slot, start, index.dataLength(slot), layout.heapLength());
-        return start;
+        long block = index.blockOffset(slot);
+        checkFits(slot, block);
+        return block + HeapBlockDescriptor.HEADER_LENGTH;
     }
 
     public MemorySegment metadata(int slot) {
         long block = index.blockOffset(slot);
-        long dataLength = index.dataLength(slot);
-        int length = index.metadataLength(slot);
-        long start = block + HeapBlockDescriptor.HEADER_LENGTH + dataLength;
-        Bounds.checkRange("object metadata of index slot " + slot, start, length, layout.heapLength());
-        return heap.asSlice(start, length);
+        checkFits(slot, block);
+        return heap.asSlice(block + HeapBlockDescriptor.HEADER_LENGTH + index.dataLength(slot), index.metadataLength(slot));
+    }
+
+    /**
+     * The index is untrusted: an entry whose block (data and metadata) does not lie inside the heap is corruption,
+     * reported naming the slot, the same check recovery drops such entries by.
+     */
+    private void checkFits(int slot, long block) {
+        String misfit = Recovery.misfit(slot, block, index.dataLength(slot), index.metadataLength(slot), layout.heapLength());
+        if (misfit != null) {
+            throw new dev.depot.errors.StoreFormatException("the store at " + directory() + " is corrupt: " + misfit
+                + "; run `depot doctor` to drop the entry");
+        }
     }
 
     /** Offset in the store file of an object's data (for clients that map the file themselves). */

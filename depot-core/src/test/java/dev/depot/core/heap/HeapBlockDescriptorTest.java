@@ -16,7 +16,9 @@ class HeapBlockDescriptorTest {
         JAVA_LONG.withName("prevSize"),
         JAVA_LONG.withName("nextFree"),
         JAVA_LONG.withName("prevFree"),
-        MemoryLayout.paddingLayout(32));
+        JAVA_LONG.withName("ownerSlot"),
+        JAVA_LONG.withName("clockStamp"),
+        MemoryLayout.paddingLayout(16));
 
     @Test
     void shouldDeclareEveryOffsetConstantInTheStruct() throws IllegalAccessException {
@@ -29,6 +31,8 @@ class HeapBlockDescriptorTest {
         assertEquals(PREV_SIZE_OFFSET, BLOCK_HEADER.byteOffset(groupElement("prevSize")));
         assertEquals(NEXT_FREE_OFFSET, BLOCK_HEADER.byteOffset(groupElement("nextFree")));
         assertEquals(PREV_FREE_OFFSET, BLOCK_HEADER.byteOffset(groupElement("prevFree")));
+        assertEquals(OWNER_SLOT_OFFSET, BLOCK_HEADER.byteOffset(groupElement("ownerSlot")));
+        assertEquals(CLOCK_STAMP_OFFSET, BLOCK_HEADER.byteOffset(groupElement("clockStamp")));
         assertEquals(HEADER_LENGTH, BLOCK_HEADER.byteSize());
         assertEquals(0, HEADER_LENGTH % ALIGNMENT, "object data must start 64-byte aligned");
     }

@@ -47,7 +47,8 @@ class StoreHeaderDescriptorTest {
         JAVA_INT.withName("lockWaiters"),
         JAVA_INT.withName("spaceSequence"),
         JAVA_LONG.withName("keptBytes"),
-        JAVA_LONG.withName("keptObjects")).withName("allocator");
+        JAVA_LONG.withName("keptObjects"),
+        JAVA_LONG.withName("evictionHand")).withName("allocator");
     static final StructLayout WAITERS = MemoryLayout.structLayout(JAVA_INT.withName("futexWaiters"),
         JAVA_INT.withName("spaceWaiters")).withName("waiters");
     static final MemoryLayout FUTEX_WORDS = MemoryLayout.sequenceLayout(FUTEX_BUCKETS, JAVA_INT).withName("futexWords");

@@ -1,0 +1,207 @@
+package dev.depot.server.multiprocess;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.depot.client.DepotClient;
+import dev.depot.client.ObjectInfo;
+import dev.depot.client.ObjectState;
+import dev.depot.client.ObjectView;
+import dev.depot.client.ObjectWriter;
+import dev.depot.client.StoreStats;
+import dev.depot.client.testing.ChildJvm;
+import dev.depot.client.testing.TempStore;
+import dev.depot.errors.StoreFullException;
+import dev.depot.server.DepotServer;
+import dev.depot.server.ServerConfig;
+import dev.depot.server.spill.Spiller;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * KEEP objects spilled to disk when room is needed and restored on get: in one process, across processes, and
+ * with the daemon killed in the middle of a spill and of a restore. Every object is verified byte for byte; no
+ * assertion is about time (the timeouts only bound a broken build).
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class SpillTest {
+    private static final long CAPACITY = 8L << 20;
+    private static final long SIZE = 1L << 20;
+    private static final int COUNT = 20;
+
+    private TempStore temp;
+    private Path spillDir;
+    private final List<ChildJvm> children = new ArrayList<>();
+    private DepotServer server;
+
+    @BeforeEach
+    void setUp() {
+        temp = new TempStore();
+        spillDir = temp.dir().resolve("spill");
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        try {
+            for (ChildJvm c : children) {
+                c.close();
+            }
+            if (server != null) {
+                server.close();
+            }
+        } finally {
+            temp.close();
+        }
+    }
+
+    private ServerConfig config() {
+        return ServerConfig.defaults().withDirectory(temp.dir()).withCapacity(CAPACITY).withControlSocket(false)
+            .withSpillDirectory(spillDir);
+    }
+
+    private ChildJvm child(List<String> jvmOptions, Class<?> main, Object... args) {
+        String[] a = new String[args.length];
+        for (int i = 0; i < args.length; i++) {
+            a[i] = String.valueOf(args[i]);
+        }
+        ChildJvm c = ChildJvm.startWith(jvmOptions, main, a);
+        children.add(c);
+        return c;
+    }
+
+    private static void putKeep(DepotClient depot, String name) {
+        try (ObjectWriter w = depot.create(Payloads.id(name, SIZE), SIZE, new byte[] {7}, DepotClient.CreateOption.KEEP)) {
+            Payloads.fill(w.data(), name);
+            w.seal();
+        }
+    }
+
+    private static void assertAllVerified(DepotClient depot, String prefix, int count) {
+        for (int i = 0; i < count; i++) {
+            String name = SpillChildren.name(prefix, i);
+            try (ObjectView v = depot.get(Payloads.id(name, SIZE), 60_000)) {
+                assertNull(Payloads.verify(v.data(), name));
+                assertEquals(7, v.metadata()[0], "metadata of " + name + " came back too");
+            }
+        }
+    }
+
+    private long spillFiles() throws IOException {
+        try (Stream<Path> s = Files.list(spillDir)) {
+            return s.filter(p -> p.toString().endsWith(".spill")).count();
+        }
+    }
+
+    @Test
+    void shouldSpillKeepObjectsWhenFullAndRestoreEveryOneByteExactOnGet() throws Exception {
+        server = DepotServer.start(config(), msg -> { });
+        try (DepotClient depot = DepotClient.open(temp.dir())) {
+            putKeep(depot, "k-0");
+            try (ObjectView pinned = depot.get(Payloads.id("k-0", SIZE), 0)) {
+                for (int i = 1; i < COUNT; i++) {
+                    putKeep(depot, SpillChildren.name("k", i));
+                }
+                StoreStats s = depot.stats();
+                assertTrue(s.spilledObjects() > 0, "objects were spilled: " + s);
+                assertEquals(s.spilledObjects(), spillFiles(), "one whole file per spilled object");
+                assertEquals(spillDir.toAbsolutePath().toString(), s.spillDirectory());
+                ObjectInfo first = depot.list().stream().filter(o -> o.id().equals(Payloads.id("k-0", SIZE)))
+                    .findFirst().orElseThrow();
+                assertEquals(ObjectState.SEALED, first.state(), "a pinned object is never spilled");
+                assertNull(Payloads.verify(pinned.data(), "k-0"));
+            }
+            assertAllVerified(depot, "k", COUNT);
+            assertTrue(depot.stats().restoreCount() > 0);
+        }
+    }
+
+    @Test
+    void shouldDeleteASpilledObjectAndLaterItsFile() throws Exception {
+        server = DepotServer.start(config(), msg -> { });
+        try (DepotClient depot = DepotClient.open(temp.dir())) {
+            for (int i = 0; i < COUNT; i++) {
+                putKeep(depot, SpillChildren.name("d", i));
+            }
+            long spilled = depot.stats().spilledObjects();
+            assertTrue(spilled > 0);
+            // The oldest are spilled first.
+            assertEquals(ObjectState.SPILLED, stateOf(depot, "d-0"));
+            assertTrue(depot.delete(SpillChildren.id("d", 0, SIZE)));
+            assertFalse(depot.contains(SpillChildren.id("d", 0, SIZE)));
+            assertEquals(spilled - 1, depot.stats().spilledObjects());
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (spillFiles() != spilled - 1 && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertEquals(spilled - 1, spillFiles(), "the spiller removed the deleted object's file");
+        }
+    }
+
+    private static ObjectState stateOf(DepotClient depot, String name) {
+        return depot.list().stream().filter(o -> o.id().equals(Payloads.id(name, SIZE))).findFirst().orElseThrow().state();
+    }
+
+    @Test
+    void shouldFailWithAnErrorNamingTheSpillDirectoryAtItsLimit() {
+        server = DepotServer.start(config().withSpillLimit(3 * SIZE), msg -> { });
+        try (DepotClient depot = DepotClient.open(temp.dir())) {
+            var e = assertThrows(StoreFullException.class, () -> {
+                for (int i = 0; i < COUNT; i++) {
+                    putKeep(depot, SpillChildren.name("l", i));
+                }
+            });
+            assertTrue(e.getMessage().contains("the spill directory " + spillDir.toAbsolutePath() + " holds its limit"),
+                e.getMessage());
+        }
+    }
+
+    @Test
+    void shouldKeepEveryObjectByteExactWhenTheDaemonIsKilledMidSpill() throws Exception {
+        ChildJvm daemon = child(List.of("-D" + Spiller.TEST_PAUSE_PROP_NAME + "=spill"), SpillChildren.SpillDaemon.class,
+            temp.dir(), CAPACITY, spillDir);
+        daemon.awaitLine("ready", 60);
+        ChildJvm writer = child(List.of(), SpillChildren.KeepWriter.class, temp.dir(), "s", COUNT, SIZE);
+        daemon.awaitLine("spill paused", 60);
+        daemon.kill();
+        // A temporary file is left behind; the next daemon removes it and spills again.
+        server = DepotServer.start(config(), msg -> { });
+        assertEquals("done", writer.awaitLine("done", 120));
+        assertEquals(0, writer.waitFor(30));
+        try (DepotClient depot = DepotClient.open(temp.dir())) {
+            assertAllVerified(depot, "s", COUNT);
+        }
+        try (Stream<Path> s = Files.list(spillDir)) {
+            assertTrue(s.noneMatch(p -> p.toString().endsWith(".tmp")), "no temporary file is left");
+        }
+    }
+
+    @Test
+    void shouldKeepEveryObjectByteExactWhenTheDaemonIsKilledMidRestore() throws Exception {
+        ChildJvm daemon = child(List.of("-D" + Spiller.TEST_PAUSE_PROP_NAME + "=restore"),
+            SpillChildren.SpillDaemon.class, temp.dir(), CAPACITY, spillDir);
+        daemon.awaitLine("ready", 60);
+        ChildJvm writer = child(List.of(), SpillChildren.KeepWriter.class, temp.dir(), "r", COUNT, SIZE);
+        assertEquals("done", writer.awaitLine("done", 120));
+        assertEquals(0, writer.waitFor(30));
+        ChildJvm reader = child(List.of(), SpillChildren.Reader.class, temp.dir(), SpillChildren.name("r", 0), SIZE);
+        daemon.awaitLine("restore paused", 60);
+        daemon.kill();
+        reader.kill();
+        server = DepotServer.start(config(), msg -> { });
+        try (DepotClient depot = DepotClient.open(temp.dir())) {
+            assertAllVerified(depot, "r", COUNT);
+        }
+    }
+}

@@ -1,0 +1,65 @@
+"""keep=True objects spill to the daemon's spill directory and come back on get; creates that wait for room."""
+import os
+import threading
+
+import pytest
+
+from conftest import Child, Daemon, java_command
+from depot import ObjectId
+
+SIZE = 1 << 20
+
+
+@pytest.fixture
+def spill_daemon(store_dir):
+    cmd = java_command("dev.depot.server.DaemonMain", "--dir", store_dir, "--capacity", 8 << 20,
+                       "--spill-dir", os.path.join(store_dir, "spill"))
+    d = Daemon(store_dir, Child(cmd))
+    try:
+        d.child.await_line("depot: serving", timeout=60)
+        yield d
+    finally:
+        d.stop()
+
+
+def payload(i):
+    return bytes([(i * 7 + j) & 0xff for j in range(256)]) * (SIZE // 256)
+
+
+def test_keep_objects_spill_when_full_and_come_back_byte_exact(spill_daemon):
+    import depot
+    with depot.connect(spill_daemon.dir) as c:
+        for i in range(16):
+            c.put(ObjectId.of("keep-%d" % i), payload(i), metadata=b"m", keep=True)
+        assert any(o.state == "spilled" for o in c.list())
+        for i in range(16):
+            with c.get(ObjectId.of("keep-%d" % i), timeout=60) as v:
+                assert bytes(v.data) == payload(i)
+                assert v.metadata == b"m"
+
+
+def test_create_without_eviction_waits_for_a_delete_from_another_client(spill_daemon):
+    import depot
+    with depot.connect(spill_daemon.dir) as a, depot.connect(spill_daemon.dir) as b:
+        a.put(ObjectId.of("big"), bytes(6 << 20))
+        done = []
+
+        def create():
+            b.put(ObjectId.of("next"), bytes(6 << 20), evict=False, timeout=None)
+            done.append(True)
+
+        t = threading.Thread(target=create, daemon=True)
+        t.start()
+        t.join(0.2)
+        a.delete(ObjectId.of("big"))
+        t.join(60)
+        assert done == [True]
+        assert b.contains(ObjectId.of("next"))
+
+
+def test_create_without_eviction_times_out_with_store_full(spill_daemon):
+    import depot
+    with depot.connect(spill_daemon.dir) as c:
+        c.put(ObjectId.of("big"), bytes(6 << 20))
+        with pytest.raises(depot.StoreFullError):
+            c.put(ObjectId.of("next"), bytes(6 << 20), evict=False, timeout=0.05)
