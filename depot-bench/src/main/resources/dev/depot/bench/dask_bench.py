@@ -237,7 +237,7 @@ def case_broadcast(s, extra, quick):
     """Measured from before the array exists: making it, sharing it (one copy into the store; the private
     original is dropped) and 16 tasks reading it, against the same 16 tasks under the process scheduler."""
     import depot.dask
-    nbytes = (32 if quick else 1024) * MIB
+    nbytes = (16 if quick else 1024) * MIB
     with Measure(extra) as depot_m:
         array = np.arange(nbytes // 8, dtype=np.float64)
         with depot.dask.share(array, dir=s.directory) as shared:
@@ -293,7 +293,7 @@ with depot.dask.Cache(int(sys.argv[5]), dir=sys.argv[2], namespace="bench") as c
 
 
 def case_cache(s, quick):
-    parts, n = (8, 16 * MIB // 8) if quick else (16, 64 * MIB // 8)
+    parts, n = (8, 4 * MIB // 8) if quick else (16, 64 * MIB // 8)
     here = os.path.dirname(os.path.abspath(__file__))
     env = dict(os.environ)
     runs = []
