@@ -42,7 +42,7 @@ class SharedCache:
     limit_bytes : int
         The bytes of values this cache keeps (across every process using the same namespace).
     dir : str, optional
-        The store's directory (default: ``depot.default_directory()``); started when none serves it.
+        The store's directory (default: ``depot.default_directory()``); a daemon must serve it.
     namespace : str
         Caches with different namespaces never see each other's values.
     halflife : float
@@ -65,7 +65,7 @@ class SharedCache:
     @property
     def client(self):
         if self._client is None or self._client.closed:
-            self._client = _objects().shared_client(self.directory, start=True)
+            self._client = _objects().shared_client(self.directory)
         return self._client
 
     # ---- ids --------------------------------------------------------------------------------------------

@@ -150,7 +150,7 @@ def share(obj, dir=None):
     >>> parts = [dask.delayed(score)(table, i) for i in range(16)]  # doctest: +SKIP
     """
     directory = os.path.abspath(dir if dir is not None else default_directory())
-    client = shared_client(directory, start=True)
+    client = shared_client(directory)
     oid = ObjectId(SHARE_TAG + os.urandom(16))
     stream, buffers = buffers_of(obj)
     nbytes = len(stream) + sum(b.raw().nbytes for b in buffers)

@@ -5,6 +5,7 @@ nothing of theirs afterwards."""
 import gc
 import os
 import shutil
+import time
 import uuid
 
 import pytest
@@ -72,13 +73,23 @@ def scheduler(dask_daemon):
     return _Shared.scheduler
 
 
+SETTLE_SECONDS = 30
+
+
 def store_objects(directory, prefix=b""):
-    """The objects in the store whose ids start with ``prefix``, after the releases of garbage are sent."""
+    """The objects in the store whose ids start with ``prefix``, once garbage is collected. Objects deleted while
+    pinned are freed by the daemon after their last pin goes (it learns of releases that never crossed the
+    socket a moment later), so those still pending are waited for, up to a deadline."""
     from depot.dask._objects import shared_client
     gc.collect()
     c = shared_client(directory)
     c.flush()
-    return [i for i in c.list() if bytes(i.id).startswith(prefix)]
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while True:
+        left = [i for i in c.list() if bytes(i.id).startswith(prefix)]
+        if not any(i.state == "delete_pending" for i in left) or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -42,11 +43,13 @@ final class DaskBench implements Benchmark {
         Path python = PythonGetBench.pythonPackageDir();
         Path dir = Files.createTempDirectory("depot-dask-bench");
         Path script = dir.resolve(SCRIPT);
-        try (InputStream in = DaskBench.class.getResourceAsStream(SCRIPT);
-             BenchStore store = BenchStore.start((quick ? 1L : 4L) * Units.GIB, true)) {
+        // the driver starts the store's daemon itself (depot.start), as a Python user would
+        Path store = Path.of("/dev/shm", "depot-dask-bench-" + UUID.randomUUID());
+        try (InputStream in = DaskBench.class.getResourceAsStream(SCRIPT)) {
             Files.write(script, in.readAllBytes());
             String interpreter = System.getenv().getOrDefault("DEPOT_BENCH_PYTHON", "python3");
-            List<String> cmd = new ArrayList<>(List.of(interpreter, script.toString(), store.dir().toString()));
+            List<String> cmd = new ArrayList<>(List.of(interpreter, script.toString(), store.toString(),
+                Long.toString((quick ? 1L : 4L) * Units.GIB)));
             if (quick) {
                 cmd.add("--quick");
             }
@@ -74,6 +77,7 @@ final class DaskBench implements Benchmark {
         } finally {
             Files.deleteIfExists(script);
             Files.deleteIfExists(dir);
+            BenchStore.deleteTree(store);
         }
     }
 

@@ -2,7 +2,7 @@
 all measured in this run. Prints one JSON object per case:
 {"case", "figures", "baseline", "ratio", "target", "met"}.
 
-    python3 dask_bench.py STORE_DIR [--quick]
+    python3 dask_bench.py STORE_DIR CAPACITY [--quick]      (it starts the store's daemon itself)
 
 Cases: (a) the user's pipeline (GIL-holding tasks making 8 MiB arrays, pairwise combines, a reduction);
 (b) broadcast of one large array to 16 tasks with share(), peak memory; (c) per-task overhead of 10,000 tasks
@@ -237,7 +237,7 @@ def case_broadcast(s, extra, quick):
     """Measured from before the array exists: making it, sharing it (one copy into the store; the private
     original is dropped) and 16 tasks reading it, against the same 16 tasks under the process scheduler."""
     import depot.dask
-    nbytes = (32 if quick else 1024) * MIB
+    nbytes = (16 if quick else 1024) * MIB
     with Measure(extra) as depot_m:
         array = np.arange(nbytes // 8, dtype=np.float64)
         with depot.dask.share(array, dir=s.directory) as shared:
@@ -293,7 +293,7 @@ with depot.dask.Cache(int(sys.argv[5]), dir=sys.argv[2], namespace="bench") as c
 
 
 def case_cache(s, quick):
-    parts, n = (8, 16 * MIB // 8) if quick else (16, 64 * MIB // 8)
+    parts, n = (8, 4 * MIB // 8) if quick else (16, 64 * MIB // 8)
     here = os.path.dirname(os.path.abspath(__file__))
     env = dict(os.environ)
     runs = []
@@ -314,23 +314,25 @@ def case_cache(s, quick):
 
 
 def main():
-    directory = sys.argv[1]
-    quick = "--quick" in sys.argv[2:]
+    directory, capacity = sys.argv[1], sys.argv[2]
+    quick = "--quick" in sys.argv[3:]
+    import depot
     import depot.dask
-    daemon = depot.dask._objects.shared_client(directory).daemon_pid
-    others = optional_baselines(quick)
-    try:
-        with depot.dask.Scheduler(workers=2, dir=directory) as s:
-            case_pipeline(s, [daemon], quick, others)
-            case_broadcast(s, [daemon], quick)
-            case_overhead(s, [daemon], quick, others)
-            case_cache(s, quick)
-    finally:
-        for _, _, close in others:
-            try:
-                close()
-            except Exception:
-                pass
+    # the store's daemon is started here, as a user's program would (and stops, removing the store, at the end)
+    with depot.start(directory, capacity=capacity) as daemon:
+        others = optional_baselines(quick)
+        try:
+            with depot.dask.Scheduler(workers=2, dir=directory) as s:
+                case_pipeline(s, [daemon.pid], quick, others)
+                case_broadcast(s, [daemon.pid], quick)
+                case_overhead(s, [daemon.pid], quick, others)
+                case_cache(s, quick)
+        finally:
+            for _, _, close in others:
+                try:
+                    close()
+                except Exception:
+                    pass
 
 
 if __name__ == "__main__":
