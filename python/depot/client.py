@@ -329,11 +329,11 @@ class Client:
         _, body = self._call(w.EVICT_TYPE, w.EVICT.pack(nbytes))
         return w.EVICT.unpack_from(body)[0]
 
-    def put_object(self, oid, obj, metadata=b"", evict=True):
+    def put_object(self, oid, obj, metadata=b"", evict=True, keep=False, timeout=0):
         """Stores any picklable object (pickle protocol 5); its large buffers go straight into shared memory
-        (see depot.pickling)."""
+        (see depot.pickling). ``evict``, ``keep`` and ``timeout`` as for ``create``."""
         from .pickling import put_object
-        put_object(self, oid, obj, metadata, evict)
+        put_object(self, oid, obj, metadata, evict, keep, timeout)
 
     def get_object(self, oid, timeout=None):
         """The object put_object stored, its large buffers read-only views of shared memory (no copy), pinned

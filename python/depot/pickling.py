@@ -107,10 +107,10 @@ class _Collector:
         return index
 
 
-def put_object(client, oid, obj, metadata=b"", evict=True):
+def put_object(client, oid, obj, metadata=b"", evict=True, keep=False, timeout=0):
     """Stores ``obj`` (anything picklable) as object ``oid``; see the module's docstring for what is
-    zero-copy. Raises whatever pickling raises for an object that cannot be pickled, before creating
-    anything."""
+    zero-copy; ``evict``, ``keep`` and ``timeout`` as for ``Client.create``. Raises whatever pickling raises
+    for an object that cannot be pickled, before creating anything."""
     collected = _Collector(obj)
     buffers = collected.buffers
     if len(buffers) > MAX_BUFFERS:
@@ -122,7 +122,7 @@ def put_object(client, oid, obj, metadata=b"", evict=True):
         start = _align(end)
         table.append((start, raw.nbytes, kind))
         end = start + raw.nbytes
-    with client.create(oid, end, MAGIC + bytes(metadata), evict) as writer:
+    with client.create(oid, end, MAGIC + bytes(metadata), evict, keep, timeout) as writer:
         data = writer.data
         HEADER.pack_into(data, 0, MAGIC, len(buffers), stream_offset, len(collected.stream))
         for i, (start, length, kind) in enumerate(table):
