@@ -354,8 +354,8 @@ def _start_locked(directory, capacity, spill_dir, detach, keep, log, timeout):
     return daemon
 
 
-def _read_status(stream, process, timeout, what):
-    """Lines from ``stream`` until ``process`` reports ready or failed (or the deadline passes)."""
+def _read_status(stream, timeout, what):
+    """Lines from ``stream`` until the process writing it reports ready or failed, or ends."""
     deadline = time.monotonic() + timeout
     lines = []
     buf = b""
@@ -363,7 +363,8 @@ def _read_status(stream, process, timeout, what):
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
-            raise TimeoutError("%s did not serve within %.0f s" % (what, timeout))
+            raise DaemonStartError("%s did not serve within %.0f s (a busy machine? pass a larger timeout=, and "
+                                   "log=PATH to see its log)" % (what, timeout))
         ready, _, _ = select.select([fd], [], [], left)
         if not ready:
             continue
@@ -391,7 +392,7 @@ def _start_supervised(directory, command, log_file, remove, timeout):
     finally:
         os.close(read_end)
     try:
-        lines, _ = _read_status(process.stdout, process, timeout, "the daemon for %s" % directory)
+        lines, _ = _read_status(process.stdout, timeout, "the daemon for %s" % directory)
     except BaseException:
         os.close(write_end)
         process.wait()
@@ -408,7 +409,7 @@ def _start_detached(directory, command, log_file, remove, timeout):
     process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
                                if log_file is subprocess.DEVNULL else log_file, start_new_session=True)
     try:
-        lines, _ = _read_status(process.stdout, process, timeout, "the daemon for %s" % directory)
+        lines, _ = _read_status(process.stdout, timeout, "the daemon for %s" % directory)
     except BaseException:
         process.kill()
         process.wait()

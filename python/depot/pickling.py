@@ -109,8 +109,8 @@ class _Collector:
 
 def put_object(client, oid, obj, metadata=b"", evict=True, keep=False, timeout=0):
     """Stores ``obj`` (anything picklable) as object ``oid``; see the module's docstring for what is
-    zero-copy. Raises whatever pickling raises for an object that cannot be pickled, before creating
-    anything."""
+    zero-copy; ``evict``, ``keep`` and ``timeout`` as for ``Client.create``. Raises whatever pickling raises
+    for an object that cannot be pickled, before creating anything."""
     collected = _Collector(obj)
     buffers = collected.buffers
     if len(buffers) > MAX_BUFFERS:

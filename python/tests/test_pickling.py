@@ -77,7 +77,7 @@ def test_large_bytes_are_stored_out_of_band_once(client, ids):
 
 def test_object_with_no_buffers_is_released_at_once(client, ids):
     oid = ids("no-buffers")
-    client.put_object(oid, ("tuple", 1))
+    client.put_object(oid, ("tuple", 1), metadata=b"app", keep=True, timeout=1.0)
     assert client.get_object(oid, timeout=1.0) == ("tuple", 1)
     assert _pins(client, oid) == 0
 
