@@ -9,7 +9,7 @@ Started by ``depot.daemon`` as ``python _supervisor.py (--remove|--keep) DIR -- 
 - stderr: where the daemon's log goes.
 
 On the lifeline's end, SIGTERM, SIGINT or SIGHUP it stops the daemon with SIGTERM (SIGKILL after a grace
-period) and, with ``--remove``, removes the store directory. The daemon gets SIGTERM should this supervisor
+period) and, with ``--remove``, removes the store directory if its daemon served it. The daemon gets SIGTERM should this supervisor
 die first (``PR_SET_PDEATHSIG``). It runs in a session of its own, so a Ctrl-C at the terminal reaches the
 starter only: the starter decides.
 """
@@ -111,7 +111,9 @@ def main(argv):
                 daemon.kill()
         status = daemon.wait()
         logger.join(5)
-        if mode == "--remove":
+        # Only a store this daemon served is ours to remove: a daemon that never served (another one took the
+        # directory first, say) must not delete what somebody else created there meanwhile.
+        if mode == "--remove" and ready:
             shutil.rmtree(directory, ignore_errors=True)
         if not ready:
             _say("failed %d" % status)
