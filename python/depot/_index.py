@@ -25,6 +25,10 @@ from ._pins import Pin, pin_record
 from .errors import DepotError, StoreFormatError
 
 _ID_WORDS = struct.Struct("<QQI")
+# An entry's metadata length, block offset and data length, which lie next to each other: one read.
+_PLACE = struct.Struct("<IQQ")
+assert (IE.BLOCK_OFFSET_OFFSET == IE.METADATA_LENGTH_OFFSET + 4
+        and IE.DATA_LENGTH_OFFSET == IE.BLOCK_OFFSET_OFFSET + 8), "entry fields moved: update _PLACE"
 _MASK64 = (1 << 64) - 1
 # How long a reader lets an eviction in progress settle before calling the object missing (as Java).
 _EVICTING_WAIT_NANOS = 50_000_000
@@ -62,10 +66,10 @@ class IndexReader:
         rotated = ((w1 << HOME_ROTATION) | (w1 >> (64 - HOME_ROTATION))) & _MASK64
         return (((w0 ^ rotated) * HOME_MULTIPLIER) & _MASK64) >> HOME_SHIFT & self._mask
 
-    def find_sealed(self, raw, w0, w1):
+    def find_sealed(self, raw, home):
         """``(slot, generation)`` of a SEALED or EVICTING entry with this id as it was when the id matched, or
         None. The caller pins and re-checks the generation."""
-        slot = self.home(w0, w1)
+        slot = home
         mm = self.mapping.mm
         for _ in range(self._max_probe):
             word = atomics.get_long_acquire(self._entries + slot * IE.ENTRY_LENGTH + IE.STATE_WORD_OFFSET)
@@ -80,13 +84,18 @@ class IndexReader:
             slot = (slot + 1) & self._mask
         return None
 
-    def try_pin(self, raw):
-        """Pins the sealed object with id ``raw`` (20 bytes): a ``Located``, or None when there is none."""
+    def home_of(self, raw):
         w0, w1, _ = _ID_WORDS.unpack(raw)
+        return self.home(w0, w1)
+
+    def try_pin(self, raw, home=None):
+        """Pins the sealed object with id ``raw`` (20 bytes): a ``Located``, or None when there is none."""
+        if home is None:
+            home = self.home_of(raw)
         evicting_since = 0
         slot_table = self.slot
         while True:
-            found = self.find_sealed(raw, w0, w1)
+            found = self.find_sealed(raw, home)
             if found is None:
                 return None
             index_slot, generation = found
@@ -113,9 +122,7 @@ class IndexReader:
     def _located(self, index_slot, pin):
         m = self.mapping
         entry = self._entries_offset + index_slot * IE.ENTRY_LENGTH
-        block = m.u64(entry + IE.BLOCK_OFFSET_OFFSET)
-        size = m.u64(entry + IE.DATA_LENGTH_OFFSET)
-        metadata_length = m.u32(entry + IE.METADATA_LENGTH_OFFSET)
+        metadata_length, block, size = _PLACE.unpack_from(m.mm, entry + IE.METADATA_LENGTH_OFFSET)
         data_offset = m.heap_offset + block + HB.HEADER_LENGTH
         if (block >= m.heap_length or metadata_length > Store.MAX_METADATA_LENGTH
                 or data_offset + size + metadata_length > m.file_length):
@@ -187,22 +194,25 @@ class IndexReader:
 
     # ---- waiting for a seal ------------------------------------------------------------------------------
 
-    def futex_word(self, raw):
-        w0, w1, _ = _ID_WORDS.unpack(raw)
-        return self._futex_words + (self.home(w0, w1) & (H.FUTEX_BUCKETS - 1)) * 4
-
     def get(self, raw, deadline_ns):
         """Pins the object, waiting until ``deadline_ns`` (``time.monotonic_ns()``; None: forever, 0: no wait)
         for it to be sealed. None when it is still missing then."""
-        word = self.futex_word(raw)
+        home = self.home_of(raw)
+        located = self.try_pin(raw, home)
+        if located is not None:
+            return located
+        self.request_restore(raw)
+        if deadline_ns == 0:
+            return None
+        # The id's futex word, chosen by its home slot on both sides (Store.awaitSeal).
+        word = self._futex_words + (home & (H.FUTEX_BUCKETS - 1)) * 4
         while True:
+            # Read before looking: a seal after the look changes it, so the wait below cannot miss it.
             sequence = atomics.get_int_acquire(word)
-            located = self.try_pin(raw)
+            located = self.try_pin(raw, home)
             if located is not None:
                 return located
             self.request_restore(raw)
-            if deadline_ns == 0:
-                return None
             now = time.monotonic_ns()
             if deadline_ns is not None and now >= deadline_ns:
                 return None

@@ -22,6 +22,7 @@ from ._layout import ClientTableDescriptor as CT
 from ._layout import HeapBlockDescriptor as HB
 from ._layout import IndexEntryDescriptor as IE
 from ._layout import StoreHeaderDescriptor as H
+from ._process import on_fork_in_child
 from .errors import PermissionDeniedError, StoreFormatError, StoreNotFoundError, VersionMismatchError
 
 STORE_FILE_NAME = "store.depot"
@@ -33,6 +34,11 @@ _U32 = struct.Struct("<I")
 
 _open_lock = threading.Lock()
 _mappings = weakref.WeakValueDictionary()
+
+
+def _new_lock_in_child():
+    global _open_lock
+    _open_lock = threading.Lock()  # another thread of the parent may have held it at the fork
 
 
 def _owner_text(uid):
@@ -208,3 +214,6 @@ class StoreMapping:
         exporter.owner = owner
         view = memoryview(exporter).cast("B")[offset:offset + length]
         return view.toreadonly() if readonly else view
+
+
+on_fork_in_child(_new_lock_in_child)

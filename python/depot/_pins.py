@@ -95,8 +95,8 @@ class ClientSlot:
         """Clears a record (volatile), then looks at the entry (volatile) as Java's last unpinner does: a delete
         that this pin held back (DELETE_PENDING, same generation) is left to the daemon's sweep, which finishes
         it within its reap interval; this client has no allocator to free it with."""
-        if not self.owned:
-            return
+        if self.fork_generation != _process._fork_generation:
+            return  # the parent's pin: not ours to release
         atomics.put_long_volatile(self._records + position * CT.PIN_RECORD_LENGTH, 0)
         self._free.append(position)
         if self._closed and len(self._free) == self.capacity:

@@ -28,6 +28,7 @@ DELETE_TYPE = 9
 LIST_TYPE = 10
 STAT_TYPE = 11
 EVICT_TYPE = 12
+PUT_TYPE = 13
 REPLY_BIT = 0x8000
 ERROR_TYPE = 0xFFFF
 
@@ -39,6 +40,9 @@ WELCOME = struct.Struct("<HHIQQQIIIIQQ")
 # id, flags, data size, metadata length; then the metadata
 CREATE = struct.Struct("<20sIQI")
 CREATE_FLAG_NO_EVICT = 1
+# PUT: CREATE's fields, the metadata, then the data; the reply is CREATED. Used for objects up to this size
+# (larger ones are created and written in place: one copy instead of three).
+PUT_MAX_INLINE = 64 << 10
 CREATE_FLAG_KEEP = 2
 # with this flag an int64 timeout in milliseconds (-1: no limit) follows the metadata
 CREATE_FLAG_TIMEOUT = 4

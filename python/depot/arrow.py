@@ -17,10 +17,12 @@ Needs pyarrow (``pip install 'depot[arrow]'``); the rest of depot works without 
 
 import weakref
 
-__all__ = ["MEDIA_TYPE", "get_table", "put_table", "read_stream"]
+__all__ = ["MEDIA_TYPE", "get_table", "put_table", "read_dataset", "read_stream"]
 
 #: The object metadata of an Arrow stream (as ``ArrowStreamDescriptor.MEDIA_TYPE`` in Java).
 MEDIA_TYPE = b"application/vnd.apache.arrow.stream"
+#: First line of a Spark dataset's catalogue object (``dev.depot.spark.Catalogue`` in Java).
+CATALOGUE_MAGIC = "depot-spark 1"
 
 
 def _pyarrow():
@@ -50,7 +52,7 @@ def put_table(client, oid, table, evict=True):
     Parameters
     ----------
     client : depot.Client
-    oid : depot.ObjectId or its hex
+    oid : depot.ObjectId or its 20 raw bytes
     table : pyarrow.Table or pyarrow.RecordBatch
     evict : bool
         Whether least-recently-used objects may be evicted to make room (else StoreFullError).
@@ -107,7 +109,7 @@ def get_table(client, oid, timeout=None):
     Parameters
     ----------
     client : depot.Client
-    oid : depot.ObjectId or its hex
+    oid : depot.ObjectId or its 20 raw bytes
     timeout : float or None
         Seconds to wait for the object to be sealed (None: forever; 0: do not wait).
 
@@ -143,3 +145,43 @@ def get_table(client, oid, timeout=None):
     client._views.discard(view)
     weakref.finalize(pin, client._defer_release, bytes(view.id), client._epoch)
     return table
+
+
+def read_dataset(client, name, timeout=0):
+    """A dataset that Spark wrote with ``df.write.format("depot").save(name)``, as one ``pyarrow.Table`` whose
+    chunks are the parts' batches, over shared memory (no copy).
+
+    Parameters
+    ----------
+    client : depot.Client
+    name : str
+        The dataset's name, as given to ``save``.
+    timeout : float or None
+        Seconds to wait for the catalogue object (0: do not wait).
+
+    Returns
+    -------
+    pyarrow.Table
+
+    Raises
+    ------
+    ValueError
+        When the catalogue object is not a depot-spark catalogue.
+    """
+    pa = _pyarrow()
+    from .ids import ObjectId
+    with client.get(ObjectId.of("spark/" + name), timeout) as view:
+        lines = view.to_bytes().decode("utf-8").split("\n")
+    if len(lines) < 2 or lines[0] != CATALOGUE_MAGIC or not lines[1].startswith("schema "):
+        raise ValueError("object spark/%s is not a %r catalogue" % (name, CATALOGUE_MAGIC))
+    tables = []
+    for line in lines[2:]:
+        if not line:
+            continue
+        fields = line.split(" ")
+        if len(fields) != 4 or fields[0] != "part":
+            raise ValueError("catalogue of dataset %r has a bad line: %r" % (name, line))
+        tables.append(get_table(client, ObjectId.from_hex(fields[1]), timeout=0))
+    if not tables:
+        raise ValueError("dataset %r has no parts (written from an empty DataFrame)" % name)
+    return pa.concat_tables(tables)

@@ -431,9 +431,10 @@ def _failed(directory, lines):
     return DaemonStartError("the daemon for %s exited with status %s before serving: %s" % (directory, status, detail))
 
 
-def connect_or_start(directory, capacity=None):
-    """A client of the daemon serving ``directory``, starting one (stopped when this process exits) when none
-    serves. Safe to call from several processes at once: one daemon starts, the others attach."""
+def connect_or_start(directory, capacity=None, detach=False):
+    """A client of the daemon serving ``directory``, starting one (stopped when this process exits, unless
+    ``detach``) when none serves. Safe to call from several processes at once: one daemon starts, the others
+    attach."""
     from .client import Client
     try:
         return Client(directory)
@@ -444,6 +445,6 @@ def connect_or_start(directory, capacity=None):
             return Client(directory)  # another process started one while this one waited for the lock
         except DaemonNotRunningError:
             pass
-        _start_locked(os.path.abspath(directory), parse_size(capacity or DEFAULT_CAPACITY), None, False, False,
+        _start_locked(os.path.abspath(directory), parse_size(capacity or DEFAULT_CAPACITY), None, detach, False,
                       None, START_TIMEOUT)
     return Client(directory)

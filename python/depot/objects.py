@@ -58,17 +58,14 @@ class ObjectView:
 
     def release(self):
         """Releases the pin, unless buffers made from ``data`` are still alive: then it is released when the
-        last of them is collected. ``data`` can no longer be used. Harmless when already released."""
+        last of them is collected. ``view.data`` can no longer be used. Harmless when already released."""
         if self._released:
             return
         self._released = True
-        data, self._data = self._data, None
-        if data is not None:
-            try:
-                data.release()
-            except BufferError:
-                pass  # exported (to NumPy, say): those buffers hold the pin until they are collected
-            del data
+        # The memoryview handed out is not released: NumPy's frombuffer, for one, keeps it as its base without
+        # holding an export, and would read freed memory. Dropping our reference frees it, and with it the
+        # pin, unless someone else still holds it.
+        self._data = None
         pin, self._pin = self._pin, None
         exporter = self._exporter
         if pin is not None and (exporter is None or exporter() is None):
@@ -76,6 +73,11 @@ class ObjectView:
 
     def _pinned(self):
         return self._pin is not None and self._pin.held
+
+    def _detach(self):
+        """Hands the pin over to buffers made from ``data``: the view is released, and the pin lives as long
+        as they do (for modules written against the earlier client; ``release()`` now does the same)."""
+        self.release()
 
     def __enter__(self):
         return self
@@ -93,7 +95,7 @@ class ObjectWriter:
     A context manager: leaving the ``with`` block without sealing aborts the object and frees its space.
     """
 
-    __slots__ = ("_client", "id", "offset", "size", "_data", "_state", "_epoch", "__weakref__")
+    __slots__ = ("_client", "id", "offset", "size", "_data", "_exporter", "_state", "_epoch", "__weakref__")
 
     def __init__(self, client, oid, offset, size, data, epoch):
         self._client = client
@@ -101,6 +103,7 @@ class ObjectWriter:
         self.offset = offset
         self.size = size
         self._data = data
+        self._exporter = weakref.ref(data.obj)
         self._state = "open"
         #: the connection (and process) it was created on: only that one can seal or abort it
         self._epoch = epoch
@@ -120,9 +123,12 @@ class ObjectWriter:
     def seal(self):
         """Makes the object immutable and visible to every process; wakes processes waiting for it."""
         self.data  # raises unless open
-        self._close_data()
         self._client._seal(self)
         self._state = "sealed"
+        self._data = None
+        if self._exporter() is not None:
+            warnings.warn("writer of object %s sealed while buffers made from its data are still alive; writing "
+                          "through them would change a sealed object" % self.id, RuntimeWarning, stacklevel=2)
         self._client._writer_done(self)
 
     def abort(self):
@@ -130,18 +136,13 @@ class ObjectWriter:
         if self._state != "open":
             return
         self._state = "aborted"
-        self._close_data()
+        self._data = None
         try:
-            self._client._abort(self)
+            # While buffers made from the data are alive the object stays unsealed (its space is not reused
+            # under them); it is aborted once they are collected.
+            self._client._abort(self, self._exporter)
         finally:
             self._client._writer_done(self)
-
-    def _close_data(self):
-        try:
-            self._data.release()
-        except BufferError:
-            warnings.warn("writer of object %s finished while buffers made from its data are still alive"
-                          % self.id, RuntimeWarning, stacklevel=3)
 
     def __enter__(self):
         return self

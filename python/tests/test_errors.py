@@ -140,3 +140,11 @@ def test_a_store_file_that_is_a_link_is_refused(private_dir):
 def test_a_missing_directory_says_how_to_start_a_daemon(store_dir):
     with pytest.raises(depot.DaemonNotRunningError, match="depot serve --dir"):
         depot.connect(store_dir)
+
+
+def test_an_unreadable_store_directory_is_a_permission_error_naming_it(monkeypatch, store_dir):
+    def denied(path, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", path)
+    monkeypatch.setattr(os, "lstat", denied)
+    with pytest.raises(depot.PermissionDeniedError, match="cannot look at the store directory %s" % store_dir):
+        depot.connect(store_dir)

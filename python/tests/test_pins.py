@@ -240,3 +240,50 @@ def test_a_client_killed_mid_get_leaves_only_whole_pin_records(daemon, client):
             proc.stdout.close()
     _until(lambda: client.stat().pinned_bytes == 0, "reclaiming killed clients' pins")
     _until(lambda: client.stat().client_count == clients, "freeing the killed clients' slots and sessions")
+
+
+def test_numpy_frombuffer_of_a_released_view_keeps_the_pin(client):
+    np = pytest.importorskip("numpy")
+    oid = depot.ObjectId.of("frombuffer")
+    client.put(oid, bytes(range(256)) * 4)
+    view = client.get(oid)
+    array = np.frombuffer(view.data, dtype=np.uint8)   # holds the memoryview, but no buffer export
+    view.release()
+    assert client.delete(oid)
+    for i in range(10):
+        client.put(depot.ObjectId.of("over-%d" % i), b"\xee" * 1024)
+    assert client.stat().connection_pins == 1
+    assert array[:256].tolist() == list(range(256))
+    del array
+    assert client.stat().connection_pins == 0
+
+
+def test_an_aborted_writer_whose_data_is_still_used_is_aborted_when_it_goes(client):
+    oid = depot.ObjectId.of("aborted-late")
+    writer = client.create(oid, 4096)
+    kept = writer.data[:16]
+    writer.abort()
+    with pytest.raises(depot.ViewReleasedError):
+        writer.data
+    assert client.stat().unsealed_bytes > 0, "its space is not reused while a buffer can still write into it"
+    del kept
+    assert client.stat().unsealed_bytes == 0
+
+
+def test_a_get_of_a_spilled_object_without_a_spilling_daemon_says_what_to_start(client):
+    from depot import _atomics
+    from depot._layout import EntryState, IndexEntryDescriptor as IE
+    oid = depot.ObjectId.of("spilled")
+    client.put(oid, b"s" * 100)
+    reader = client._reader
+    slot, generation = reader.find_sealed(bytes(oid), reader.home_of(bytes(oid)))
+    address = client._mapping.base + client._mapping.index_offset + slot * IE.ENTRY_LENGTH
+    sealed = _atomics.get_long_volatile(address)
+    # As the daemon's spiller leaves an entry it wrote out (a daemon without --spill-dir never does).
+    assert _atomics.compare_and_set_long(address, sealed, (sealed & ~0xFF) | EntryState.SPILLED)
+    try:
+        with pytest.raises(depot.DepotError, match="is spilled to disk but no daemon with a spill directory"):
+            client.get(oid, timeout=0)
+    finally:
+        assert _atomics.compare_and_set_long(address, (sealed & ~0xFF) | EntryState.SPILLED, sealed)
+    assert client.get(oid, timeout=0).to_bytes() == b"s" * 100

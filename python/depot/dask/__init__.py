@@ -11,9 +11,10 @@ try:
 except ImportError:  # pragma: no cover - depends on the environment
     raise ImportError("depot.dask needs Dask: pip install 'depot[dask]' (or dask[array,dataframe])") from None
 
-from ._pool import WorkerDiedError, WorkerStartError
+from ._pool import WorkerDiedError, WorkerStartError, WorkerTaskError
 from .cache import Cache
 from .scheduler import RemoteTraceback, Scheduler
 from .shared import Shared, share
 
-__all__ = ["Cache", "RemoteTraceback", "Scheduler", "Shared", "WorkerDiedError", "WorkerStartError", "share"]
+__all__ = ["Cache", "RemoteTraceback", "Scheduler", "Shared", "WorkerDiedError", "WorkerStartError", "WorkerTaskError",
+           "share"]

@@ -12,6 +12,7 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import pickle
+import queue
 import signal
 import socket
 import subprocess
@@ -34,6 +35,10 @@ STOP_TIMEOUT = 10.0
 
 class WorkerDiedError(RuntimeError):
     """A worker process died while it ran a task (killed, out of memory, a crash in native code)."""
+
+
+class WorkerTaskError(RuntimeError):
+    """A worker could not read the tasks it was sent (a function it cannot import, say)."""
 
 
 class WorkerStartError(RuntimeError):
@@ -137,6 +142,10 @@ class Pool:
         self._indexes = itertools.count(0)
         self._closing = False
         self._wake_r, self._wake_w = os.pipe()
+        # releases and deletes go through this thread, off the scheduling loop (a delete is a daemon request)
+        self._discards = queue.Queue()
+        self._discarder = threading.Thread(target=self._discard_loop, name="depot-dask-discarder", daemon=True)
+        self._discarder.start()
         self.workers = [self._spawn() for _ in range(size)]
         self._collector = threading.Thread(target=self._collect, name="depot-dask-collector", daemon=True)
         self._collector.start()
@@ -186,7 +195,8 @@ class Pool:
             batch = _Batch(next(self._batches), compute, keys, oids, w)
             w.inflight[batch.id] = batch
         try:
-            message = _dumps((batch.id, fn, args, oids))
+            # the batch id also in the last 8 bytes, for a worker that cannot unpickle the rest
+            message = _dumps((batch.id, fn, args, oids)) + batch.id.to_bytes(8, "little")
         except BaseException:
             with self._lock:
                 w.inflight.pop(batch.id, None)
@@ -236,6 +246,15 @@ class Pool:
             w.start_error = body
             w.ready.set()
             return
+        if tag == "unreadable":
+            batch_id, text = body
+            with self._lock:
+                batch = w.inflight.pop(batch_id, None)
+            if batch is not None:
+                batch.future.set_exception(WorkerTaskError(
+                    "depot.dask worker %d could not read the batch of task%s %s:\n%s"
+                    % (w.pid, "s" if len(batch.keys) > 1 else "", ", ".join(repr(k) for k in batch.keys), text)))
+            return
         with self._lock:
             batch = w.inflight.pop(tag, None)
         if batch is None:
@@ -280,6 +299,30 @@ class Pool:
             self.client.delete(oid)
         except Exception:
             pass
+
+    def discard(self, view, oid, owned):
+        """Releases ``view`` (a pin) and then, if ``owned``, deletes ``oid``, in the discarder thread."""
+        self._discards.put((view, oid, owned))
+
+    def drain(self):
+        """Waits until every discard asked so far is done."""
+        self._discards.join()
+
+    def _discard_loop(self):
+        while True:
+            item = self._discards.get()
+            try:
+                if item is None:
+                    return
+                view, oid, owned = item
+                try:
+                    view.release()
+                    if owned:
+                        self.client.delete(oid)
+                except Exception:
+                    pass  # the client or the daemon is gone; the sweep at close deletes what is left
+            finally:
+                self._discards.task_done()
 
     # ---- cancelling and closing -----------------------------------------------------------------------
 
@@ -330,6 +373,8 @@ class Pool:
                 w.kill()
                 w.exitcode(STOP_TIMEOUT)
         self._wake()
+        self._discards.put(None)
+        self._discarder.join(STOP_TIMEOUT)
         if self._collector.is_alive() and threading.current_thread() is not self._collector:
             self._collector.join(STOP_TIMEOUT)
         for w in workers:
@@ -343,8 +388,6 @@ class Pool:
 
 
 def _dumps(message):
-    try:
-        return pickle.dumps(message, protocol=5)
-    except (pickle.PicklingError, AttributeError, TypeError):
-        import cloudpickle
-        return cloudpickle.dumps(message, protocol=5)
+    """cloudpickle: functions of ``__main__`` and lambdas travel by value, as Dask's process scheduler sends them."""
+    import cloudpickle
+    return cloudpickle.dumps(message, protocol=5)

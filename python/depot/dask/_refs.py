@@ -1,9 +1,9 @@
 """What travels between the scheduler and its workers in place of a task's result.
 
-A result that holds at least ``inline_bytes`` of buffers is stored in Depot by the worker that computed it and
-travels as a ``Stored`` (its id and size); a smaller one travels as an ``Inline`` (its pickle stream and
-buffers, deserialised only where it is used). The scheduler's own process never deserialises an intermediate
-result.
+A result whose pickle (stream and buffers) is at least ``inline_bytes`` is stored in Depot by the worker that
+computed it and travels as a ``Stored`` (its id and size); a smaller one travels as an ``Inline`` (its pickle
+stream and buffers, deserialised only where it is used). The scheduler's own process never deserialises an
+intermediate result.
 """
 
 import pickle

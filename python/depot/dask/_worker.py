@@ -36,7 +36,6 @@ class _WorkerState:
         # unchanged passes its reference on instead of storing a copy
         self.resolved = {}
         self.loaded = {}
-        self.read_stored = False
 
     def resolve(self, value):
         if isinstance(value, Stored):
@@ -45,7 +44,6 @@ class _WorkerState:
                 obj = get_object(self.client, value.oid, timeout=0)
                 self.loaded[value.oid] = obj
                 self.resolved[id(obj)] = (obj, value)
-                self.read_stored = True
             return obj
         if isinstance(value, Inline):
             return value.load()
@@ -59,19 +57,17 @@ class _WorkerState:
         raws = [b.raw() for b in buffers]
         nbytes = len(stream) + sum(r.nbytes for r in raws)
         if nbytes >= self.inline_bytes:
-            put_object(self.client, oid, result)
-            return Stored(oid, nbytes)
+            try:
+                put_object(self.client, oid, result)
+                return Stored(oid, nbytes)
+            except (pickle.PicklingError, AttributeError, TypeError):
+                pass  # only cloudpickle can pickle it (a lambda inside, say): it travels inline
         return Inline(stream, [r.tobytes() for r in raws])
 
     def finish_batch(self):
+        # the inputs' arrays become garbage, and their pins go with them (releases never cross the socket)
         self.resolved.clear()
         self.loaded.clear()
-        if self.read_stored:
-            # the inputs' arrays are garbage now: give their pins back before idling
-            self.read_stored = False
-            flush = getattr(self.client, "flush", None)
-            if flush is not None:
-                flush()
 
 
 def load_task(task_info):
@@ -169,7 +165,14 @@ def main(conn, directory, inline_bytes):
                 message = conn.recv_bytes()
             except (EOFError, OSError):
                 break
-            batch_id, fn, args, oids = pickle.loads(message)
+            try:
+                batch_id, fn, args, oids = pickle.loads(message)
+            except BaseException:
+                # cannot even read the batch (a function pickled by reference that this process cannot
+                # import, say): say so instead of dying
+                batch_id = int.from_bytes(message[-8:], "little")
+                conn.send_bytes(pickle.dumps(("unreadable", (batch_id, traceback.format_exc()))))
+                continue
             if batch_id is None:
                 break
             out = _run(_state, fn, args, oids)

@@ -1,10 +1,12 @@
 """``depot.dask.Cache``: like ``dask.cache.Cache``, but the cache is in Depot, shared by every process."""
 
+import warnings
 from timeit import default_timer
 
 from dask.callbacks import Callback
 
 from depot.cache import HALFLIFE_DEFAULT, SharedCache
+from depot.errors import DepotError
 
 from ._objects import get_object
 from ._refs import Inline, Stored
@@ -71,7 +73,11 @@ class Cache(Callback):
         if deps:
             duration += max(self.durations.get(k, 0) for k in deps)
         self.durations[key] = duration
-        self.cache.put(key, self._plain(value), duration, claim=self._claims.pop(key, None))
+        claim = self._claims.pop(key, None)
+        try:
+            self.cache.put(key, self._plain(value), duration, claim=claim)
+        except DepotError as e:  # a cache never fails the compute: the result is simply not kept
+            warnings.warn("depot.dask.Cache did not keep %r: %s" % (key, e), RuntimeWarning, stacklevel=2)
 
     def _finish(self, dsk, state, errored):
         claims, self._claims = self._claims, {}

@@ -81,7 +81,7 @@ class Scheduler:
             raise RuntimeError("this depot.dask Scheduler is closed")
         dsk = _cull(dsk, keys)
         compute = self._pool.new_compute()
-        results = _Results(compute, self._client, self.inline_bytes)
+        results = _Results(compute, self._client, self.inline_bytes, self._pool)
         try:
             out = get_async(lambda fn, args: self._pool.submit(compute, fn, args),
                             self._pool.size * self.depth, dsk, keys, cache=results,
@@ -96,6 +96,7 @@ class Scheduler:
             raise
         finally:
             results.close()
+            self._pool.drain()
 
     get = __call__
 
@@ -127,7 +128,8 @@ class _Results(collections.abc.MutableMapping):
     """``get_async``'s ``cache``: key -> ``Stored`` / ``Inline`` / small literal. Stored objects are pinned while
     some key refers to them and deleted (if this compute made them) when the last such key is released."""
 
-    def __init__(self, compute, client, inline_bytes):
+    def __init__(self, compute, client, inline_bytes, pool):
+        self._pool = pool
         self._compute = compute
         self._client = client
         self._inline_bytes = inline_bytes
@@ -194,7 +196,7 @@ class _Results(collections.abc.MutableMapping):
             if entry[1] > 0:
                 return
             del self._pins[value.oid]
-        _release(self._client, value.oid, entry)
+        self._pool.discard(entry[0], value.oid, entry[2])
 
     def close(self):
         """Releases every pin and deletes every object of this compute still held (those handed to the caller
@@ -203,17 +205,7 @@ class _Results(collections.abc.MutableMapping):
             pins, self._pins = self._pins, {}
             self._data.clear()
         for oid, entry in pins.items():
-            _release(self._client, oid, entry)
-
-
-def _release(client, oid, entry):
-    view, _, owned = entry
-    try:
-        view.release()
-        if owned:
-            client.delete(oid)
-    except Exception:
-        pass  # the client or the daemon is gone; the sweep at close deletes what is left
+            self._pool.discard(entry[0], oid, entry[2])
 
 
 def _materialize(value, client):

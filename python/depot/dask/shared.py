@@ -1,7 +1,6 @@
 """``depot.dask.share``: put a large object in Depot once and pass a reference to it into any number of tasks."""
 
 import os
-import threading
 import weakref
 
 from dask.delayed import Delayed
@@ -19,18 +18,21 @@ SHARE_TAG = b"DKSH"
 
 
 class _Owner:
-    """Deletes the object when the last ``Shared`` and graph referring to it are gone (or on ``close``)."""
+    """Pins the object while it is shared (so a full store cannot evict it) and deletes it when the last
+    ``Shared`` and graph referring to it are gone (or on ``close``)."""
 
     def __init__(self, client, oid):
-        self._finalizer = weakref.finalize(self, _delete, client, oid)
+        pin = client.get(oid, timeout=0)
+        self._finalizer = weakref.finalize(self, _delete, client, oid, pin)
 
     def close(self):
         self._finalizer()
 
 
-def _delete(client, oid):
+def _delete(client, oid, pin):
     try:
         if not client.closed:
+            pin.release()
             client.delete(oid)
     except Exception:
         pass
@@ -125,9 +127,6 @@ def _sizeof_shared(s):
 @sizeof.register(SharedRef)
 def _sizeof_ref(r):
     return r.nbytes
-
-
-_counter_lock = threading.Lock()
 
 
 def share(obj, dir=None):

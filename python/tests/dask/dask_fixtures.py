@@ -1,5 +1,6 @@
-"""Fixtures for the depot.dask tests (imported by each test module): one daemon and one two-worker scheduler per
-test module (workers take seconds to start), both always stopped; every test checks that the store holds nothing of its own afterwards."""
+"""Fixtures for the depot.dask tests (imported by each test module): one daemon and one two-worker scheduler for
+the whole session (workers take seconds to start), both always stopped; tests check that the store holds
+nothing of theirs afterwards."""
 
 import gc
 import os
@@ -16,28 +17,59 @@ from conftest import Child, Daemon, java_command  # noqa: E402  (python/tests/co
 CAPACITY = 512 << 20
 
 
-@pytest.fixture(scope="module")
+class _Shared:
+    """One daemon and one scheduler for every test module that imports these fixtures (pytest makes a session
+    fixture per importing module; they share these, and the last one to finish stops them)."""
+
+    users = 0
+    daemon = None
+    scheduler = None
+    path = None
+
+    @classmethod
+    def acquire(cls):
+        if cls.users == 0:
+            import depot.dask
+            cls.path = os.path.join("/dev/shm", "depot-test-" + uuid.uuid4().hex)
+            try:
+                cls.daemon = Daemon(cls.path, Child(java_command("dev.depot.server.DaemonMain", "--dir", cls.path,
+                                                                 "--capacity", CAPACITY)))
+                cls.daemon.child.await_line("depot: serving", timeout=60)
+                cls.scheduler = depot.dask.Scheduler(workers=2, dir=cls.path, inline_bytes=4096)
+            except BaseException:
+                cls.users = 1
+                cls.release()
+                raise
+        cls.users += 1
+
+    @classmethod
+    def release(cls):
+        cls.users -= 1
+        if cls.users > 0:
+            return
+        try:
+            if cls.scheduler is not None:
+                cls.scheduler.close()
+        finally:
+            cls.scheduler = None
+            if cls.daemon is not None:
+                cls.daemon.stop()
+            cls.daemon = None
+            shutil.rmtree(cls.path, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
 def dask_daemon():
-    path = os.path.join("/dev/shm", "depot-test-" + uuid.uuid4().hex)
-    d = None
+    _Shared.acquire()
     try:
-        d = Daemon(path, Child(java_command("dev.depot.server.DaemonMain", "--dir", path, "--capacity", CAPACITY)))
-        d.child.await_line("depot: serving", timeout=60)
-        yield d
+        yield _Shared.daemon
     finally:
-        if d is not None:
-            d.stop()
-        shutil.rmtree(path, ignore_errors=True)
+        _Shared.release()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def scheduler(dask_daemon):
-    import depot.dask
-    s = depot.dask.Scheduler(workers=2, dir=dask_daemon.dir, inline_bytes=4096)
-    try:
-        yield s
-    finally:
-        s.close()
+    return _Shared.scheduler
 
 
 def store_objects(directory, prefix=b""):

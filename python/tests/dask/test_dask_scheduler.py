@@ -163,7 +163,7 @@ def test_killed_worker_fails_the_compute_naming_the_task_and_is_replaced(schedul
 CTRL_C = r"""
 import os, sys, time, dask, numpy as np, depot, depot.dask
 from depot.dask._objects import shared_client
-s = depot.dask.Scheduler(workers=2, dir=sys.argv[1])
+s = depot.dask.Scheduler(workers=1, dir=sys.argv[1])
 print("workers", *s.workers, flush=True)
 @dask.delayed
 def slow(i):
@@ -214,3 +214,34 @@ def test_close_stops_workers_and_deletes_every_object(dask_daemon):
         assert not os.path.exists("/proc/%d" % pid)
     with pytest.raises(RuntimeError, match="closed"):
         x.sum().compute(scheduler=s)
+
+
+STARTS_ITS_STORE = r"""
+import sys, dask, depot.dask
+with depot.dask.Scheduler(workers=1, dir=sys.argv[1], capacity="64m") as s:
+    print("result", dask.compute(dask.delayed(sum)([1, 2, 3]), scheduler=s)[0], flush=True)
+"""
+
+
+def test_starts_the_store_when_none_serves_and_it_goes_with_the_caller(tmp_path):
+    import shutil
+    import uuid
+    from depot import daemon as daemon_module
+    from conftest import class_path, java_executable
+    try:
+        daemon_module.find_launcher()
+    except depot.DaemonStartError as e:
+        pytest.skip(str(e))
+    if java_executable() is None or class_path() is None:
+        pytest.skip("needs a JDK 25 and the built Java modules")
+    fresh = os.path.join("/dev/shm", "depot-test-" + uuid.uuid4().hex)
+    try:
+        with python_child(STARTS_ITS_STORE, fresh) as child:
+            assert child.await_line("result", timeout=180) == "result 6"
+            assert child.proc.wait(timeout=60) == 0
+        deadline = time.monotonic() + 60
+        while os.path.exists(os.path.join(fresh, "depot.sock")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not os.path.exists(os.path.join(fresh, "depot.sock")), "the daemon it started outlived it"
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)

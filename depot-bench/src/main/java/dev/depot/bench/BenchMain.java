@@ -17,7 +17,10 @@ public final class BenchMain {
     static {
         for (Benchmark b : List.of(new GetLatencyBench(), new SmallPutBench(), new LargePutBench(),
             new GetSizeBench(), new WakeBench(), new PipelineBench(), new ShareBench(), new AllocBench(),
-            new PythonGetBench(), new PythonOpsBench())) {
+            new SpillBench(), new PythonGetBench(), new PythonOpsBench(), new DaskBench(), new SparkBench(),
+            new PythonModuleBench("dask-distributed", "same-node transfers between dask.distributed workers through"
+                + " Depot vs plain distributed.LocalCluster", "depot.dask.distributed.bench", "/usr/bin/python3", "DEPOT_DISTRIBUTED_PYTHON",
+                6 * Units.GIB, Units.GIB))) {
             BENCHMARKS.put(b.name(), b);
         }
     }

@@ -36,10 +36,15 @@ final class BenchStore implements AutoCloseable {
 
     /** As {@link #start(long)}; with {@code controlSocket}, also serves the control protocol (Python clients). */
     static BenchStore start(long capacity, boolean controlSocket) {
+        return start(capacity, controlSocket, null);
+    }
+
+    /** As {@link #start(long, boolean)}; with a {@code spillDirectory}, the daemon spills KEEP objects there. */
+    static BenchStore start(long capacity, boolean controlSocket, Path spillDirectory) {
         Path dir = Path.of("/dev/shm", PREFIX + UUID.randomUUID());
         try {
             ServerConfig config = ServerConfig.defaults().withDirectory(dir).withCapacity(capacity)
-                .withControlSocket(controlSocket);
+                .withControlSocket(controlSocket).withSpillDirectory(spillDirectory);
             return new BenchStore(dir, DepotServer.start(config, msg -> { }));
         } catch (RuntimeException e) {
             deleteTree(dir);

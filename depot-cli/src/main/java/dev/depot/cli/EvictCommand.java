@@ -1,52 +1,27 @@
 package dev.depot.cli;
 
 import dev.depot.client.DepotClient;
-import java.util.List;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
 
 /** {@code depot evict}: frees space by evicting least-recently-used unpinned objects. */
-final class EvictCommand implements Command {
-    @Override
-    public String name() {
-        return "evict";
-    }
+@Command(name = "evict",
+    customSynopsis = "depot evict BYTES",
+    description = "evict least-recently-used unpinned objects until BYTES are freed",
+    footer = {"BYTES is a size: plain bytes or with a unit (64k, 512m, 4g). Prints the bytes actually freed,",
+        "which can be fewer (everything else pinned) or more (whole objects): `evicted N bytes (SIZE)`."})
+final class EvictCommand extends StoreCommand {
+    @Parameters(paramLabel = "BYTES", converter = Size.Converter.class,
+        description = "the size to free: 64k, 512m, 4g or bytes")
+    long bytes;
 
     @Override
-    public String synopsis() {
-        return "BYTES";
-    }
-
-    @Override
-    public String summary() {
-        return "evict least-recently-used unpinned objects until BYTES are freed";
-    }
-
-    @Override
-    public String details() {
-        return """
-            BYTES is a size: plain bytes or with a unit (64k, 512m, 4g). Prints the bytes actually freed,
-            which can be fewer (everything else pinned) or more (whole objects): `evicted N bytes (SIZE)`.
-            """;
-    }
-
-    @Override
-    public List<Args.Option> options() {
-        return List.of();
-    }
-
-    @Override
-    public int run(Context ctx) {
-        ctx.args().expectPositionals(1, 1, "BYTES, the size to free (64k, 512m, 4g)");
-        long bytes;
-        try {
-            bytes = Size.parse(ctx.args().positionals().getFirst());
-        } catch (IllegalArgumentException e) {
-            throw new Args.UsageException(e.getMessage(), e);
-        }
+    int run() {
         long freed;
-        try (DepotClient depot = DepotClient.open(ctx.dir())) {
+        try (DepotClient depot = DepotClient.open(dir())) {
             freed = depot.evict(bytes);
         }
-        ctx.out().println("evicted " + freed + " bytes (" + Size.format(freed) + ")");
+        out().println("evicted " + freed + " bytes (" + Size.format(freed) + ")");
         return 0;
     }
 }

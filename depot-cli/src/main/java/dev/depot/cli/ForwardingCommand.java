@@ -1,80 +1,50 @@
 package dev.depot.cli;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
 
 /**
  * A command that hands every argument after its name, unchanged, to a main class of another module
- * ({@code depot demo}, {@code depot bench}); see {@link ExternalMain}.
+ * ({@code depot demo}, {@code depot bench}; see {@link ExternalMain}). Only {@code -h}/{@code --help} right
+ * after the name is its own; such commands use stores of their own, so {@code --dir} before the name is a
+ * usage error.
  */
-final class ForwardingCommand implements Command {
-    private final String name;
-    private final String synopsis;
-    private final String summary;
-    private final String details;
-    private final String mainClass;
-    private final String what;
+abstract class ForwardingCommand implements Callable<Integer> {
+    @ParentCommand
+    DepotCommand depot;
 
-    private ForwardingCommand(String name, String synopsis, String summary, String details, String mainClass,
-                              String what) {
-        this.name = name;
-        this.synopsis = synopsis;
-        this.summary = summary;
-        this.details = details;
-        this.mainClass = mainClass;
-        this.what = what;
-    }
+    @Spec
+    CommandSpec spec;
 
-    /** {@code depot demo}: {@code dev.depot.bench.DemoMain}. */
-    static ForwardingCommand demo() {
-        return new ForwardingCommand("demo", "[--quick]",
-            "run the guided demo (producer and consumer processes sharing objects)", """
-            Every argument after `demo` is passed to dev.depot.bench.DemoMain unchanged (--quick: fewer, smaller
-            arrays). The demo starts a store of its own in a fresh directory under /dev/shm and removes it; --dir
-            does not apply.
-            """, "dev.depot.bench.DemoMain", "demo");
-    }
+    @Mixin
+    HelpOption help;
 
-    /** {@code depot bench}: {@code dev.depot.bench.BenchMain}. */
-    static ForwardingCommand bench() {
-        return new ForwardingCommand("bench", "NAME|all [ARGS...]", "run the benchmark NAME", """
-            Every argument after `bench` is passed to dev.depot.bench.BenchMain unchanged: NAME is a benchmark or
-            `all` (an unknown NAME lists them), then its options, e.g. --quick and --json. Benchmarks start
-            stores of their own in fresh directories under /dev/shm; --dir does not apply.
-            """, "dev.depot.bench.BenchMain", "benchmark");
+    @Parameters(paramLabel = "ARGS", description = "passed on unchanged")
+    List<String> args = new ArrayList<>();
+
+    /** The class whose {@code run} or {@code main} gets the arguments. */
+    abstract String mainClass();
+
+    /** What it is, for the message when it is not in the build: {@code benchmark}. */
+    abstract String what();
+
+    /** Parses what follows the name as positionals: unknown options too, and everything after the first one. */
+    static void configure(CommandLine command) {
+        command.setUnmatchedOptionsArePositionalParams(true).setStopAtPositional(true);
     }
 
     @Override
-    public String name() {
-        return name;
-    }
-
-    @Override
-    public String synopsis() {
-        return synopsis;
-    }
-
-    @Override
-    public String summary() {
-        return summary;
-    }
-
-    @Override
-    public String details() {
-        return details;
-    }
-
-    @Override
-    public List<Args.Option> options() {
-        return List.of();
-    }
-
-    @Override
-    public boolean forwardsArguments() {
-        return true;
-    }
-
-    @Override
-    public int run(Context ctx) throws Exception {
-        return ExternalMain.run(mainClass, what, ctx.args().positionals().toArray(String[]::new), ctx.out(), ctx.err());
+    public Integer call() throws Exception {
+        if (depot.dir != null) {
+            throw new UsageException("`depot " + spec.name() + "` uses a fresh store of its own; --dir does not apply");
+        }
+        return ExternalMain.run(mainClass(), what(), args.toArray(String[]::new), depot.out, depot.err);
     }
 }

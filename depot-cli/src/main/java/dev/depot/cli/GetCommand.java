@@ -13,70 +13,59 @@ import java.nio.channels.FileChannel;
 import java.nio.file.FileSystemException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.List;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 /**
  * {@code depot get}: writes an object's data to a file or stdout, streamed from shared memory in chunks: to a
  * file straight from the mapping, to stdout through one small reusable buffer (never the whole object on the
  * heap). The object stays pinned while it is written.
  */
-final class GetCommand implements Command {
+@Command(name = "get",
+    customSynopsis = "depot get ID | --name NAME [--timeout MS] [-o FILE]",
+    description = "write an object's data to stdout or a file",
+    footer = "Exit status 3 when the object does not exist, or is not sealed within --timeout.")
+final class GetCommand extends StoreCommand {
     /** Bytes written per call. */
     static final int CHUNK = 1 << 20;
 
-    @Override
-    public String name() {
-        return "get";
-    }
+    @Parameters(arity = "0..1", paramLabel = "ID", description = "the object's id, 40 hex digits")
+    String hex;
+
+    @Option(names = "--name", paramLabel = "NAME", description = "the object whose id derives from NAME (as put --name)")
+    String name;
+
+    @Option(names = "--timeout", paramLabel = "MS",
+        description = "wait up to MS milliseconds for the object to be sealed (default 0: do not wait; -1: forever)")
+    long timeout;
+
+    @Option(names = {"-o", "--output"}, paramLabel = "FILE", description = "write to FILE instead of stdout (- is stdout)")
+    String output;
 
     @Override
-    public String synopsis() {
-        return "ID | --name NAME [--timeout MS] [-o FILE]";
-    }
-
-    @Override
-    public String summary() {
-        return "write an object's data to stdout or a file";
-    }
-
-    @Override
-    public String details() {
-        return """
-            Exit status 3 when the object does not exist, or is not sealed within --timeout.
-            """;
-    }
-
-    @Override
-    public List<Args.Option> options() {
-        return List.of(
-            new Args.Option("--name", null, "NAME", "the object whose id derives from NAME (as put --name)"),
-            new Args.Option("--timeout", null, "MS",
-                "wait up to MS milliseconds for the object to be sealed (default 0: do not wait; -1: forever)"),
-            new Args.Option("--output", "-o", "FILE", "write to FILE instead of stdout (- is stdout)"));
-    }
-
-    @Override
-    public int run(Context ctx) throws IOException {
-        Args args = ctx.args();
+    int run() throws IOException {
         ObjectId id;
-        if (args.has("--name")) {
-            args.expectPositionals(0, 0, "no ID with --name");
-            id = ObjectId.of(args.value("--name"));
+        if (name != null) {
+            if (hex != null) {
+                throw new UsageException("too many arguments: " + hex + " (expected no ID with --name)");
+            }
+            id = ObjectId.of(name);
+        } else if (hex == null) {
+            throw new UsageException("missing one object ID (or --name NAME)");
         } else {
-            args.expectPositionals(1, 1, "one object ID (or --name NAME)");
-            id = ObjectIds.parseHex(args.positionals().getFirst());
+            id = ObjectIds.parseHex(hex);
         }
-        long timeout = args.number("--timeout", 0);
-        String output = args.value("--output");
-        try (DepotClient depot = DepotClient.open(ctx.dir());
+        Path dir = dir();
+        try (DepotClient depot = DepotClient.open(dir);
              ObjectView view = depot.tryGet(id, timeout)) {
             if (view == null) {
                 throw new ObjectMissingException("object " + id + (timeout == 0 ? " does not exist"
-                    : " was not sealed within " + timeout + " ms") + " in the store at " + ctx.dir()
+                    : " was not sealed within " + timeout + " ms") + " in the store at " + dir
                     + "; list objects with `depot ls`" + (timeout == 0 ? " or wait for it with --timeout MS" : ""));
             }
             if (output == null || output.equals("-")) {
-                writeTo(ctx.out(), view.data());
+                writeTo(out(), view.data());
             } else {
                 writeTo(Path.of(output), view.data());
             }

@@ -10,56 +10,37 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * {@code depot ls}: every object in the store, oldest first: a table, or with {@code --json} one JSON array
  * holding one object per element (each on its own line).
  */
-final class LsCommand implements Command {
+@Command(name = "ls",
+    customSynopsis = "depot ls [--json]",
+    description = "list the objects in the store",
+    footer = {"The table shows id, size, state (sealed, creating, delete_pending, deleting), pins (views open on",
+        "the object), creation and last access time (UTC). --json prints one JSON array, one element per line:",
+        "{\"id\", \"size_bytes\", \"metadata_bytes\", \"state\", \"pins\", \"created\", \"last_access\"}",
+        "with times as ISO-8601 strings in UTC."})
+final class LsCommand extends StoreCommand {
     private static final String ROW = "%-40s  %10s  %-14s  %4s  %-20s  %-20s%n";
 
-    @Override
-    public String name() {
-        return "ls";
-    }
+    @Option(names = "--json", description = "print a JSON array instead of a table")
+    boolean json;
 
     @Override
-    public String synopsis() {
-        return "[--json]";
-    }
-
-    @Override
-    public String summary() {
-        return "list the objects in the store";
-    }
-
-    @Override
-    public String details() {
-        return """
-            The table shows id, size, state (sealed, creating, delete_pending, deleting), pins (views open on
-            the object), creation and last access time (UTC). --json prints one JSON array, one element per line:
-            {"id", "size_bytes", "metadata_bytes", "state", "pins", "created", "last_access"}
-            with times as ISO-8601 strings in UTC.
-            """;
-    }
-
-    @Override
-    public List<Args.Option> options() {
-        return List.of(new Args.Option("--json", null, null, "print a JSON array instead of a table"));
-    }
-
-    @Override
-    public int run(Context ctx) {
-        ctx.args().expectPositionals(0, 0, "no arguments");
+    int run() {
         List<ObjectInfo> objects;
-        try (DepotClient depot = DepotClient.open(ctx.dir())) {
+        try (DepotClient depot = DepotClient.open(dir())) {
             objects = new ArrayList<>(depot.list());
         }
         objects.sort(Comparator.comparing(ObjectInfo::created).thenComparing(o -> o.id().toHex()));
-        if (ctx.args().has("--json")) {
-            printJson(ctx.out(), objects);
+        if (json) {
+            printJson(out(), objects);
         } else {
-            printTable(ctx.out(), objects);
+            printTable(out(), objects);
         }
         return 0;
     }

@@ -1,31 +1,33 @@
 package dev.depot.cli;
 
-import dev.depot.client.DepotDirectory;
 import dev.depot.errors.DepotException;
 import dev.depot.errors.ErrorCode;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStreamWriter;
 import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystemException;
-import java.nio.file.InvalidPathException;
 import java.nio.file.NoSuchFileException;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
+import picocli.CommandLine;
+import picocli.CommandLine.Help;
+import picocli.CommandLine.Model.UsageMessageSpec;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.UnmatchedArgumentException;
 
 /**
- * The {@code depot} command: finds the subcommand, parses its options, runs it, and turns every failure into
- * one stderr line starting with {@code depot: } and an exit status (0 ok, 1 error, 2 usage error, 3 object
- * missing or timed out, 4 store full; see {@link ErrorCode#exitStatus}). {@link #run} does all of it without
- * exiting, for tests; {@link #main} exits with its result.
+ * The {@code depot} command, parsed by picocli from the annotated command classes under {@link DepotCommand}:
+ * runs the command and turns every failure into one stderr line starting with {@code depot: } and an exit
+ * status (0 ok, 1 error, 2 usage error, 3 object missing or timed out, 4 store full; see
+ * {@link ErrorCode#exitStatus}). Usage errors add the command's usage and a pointer to its {@code --help}.
+ * {@link #run} does all of it without exiting, for tests; {@link #main} exits with its result.
  */
 public final class Main {
-    static final List<Command> COMMANDS = List.of(new ServeCommand(), new PutCommand(), new GetCommand(),
-        new LsCommand(), new StatCommand(), new RmCommand(), new EvictCommand(), new DoctorCommand(),
-        ForwardingCommand.demo(), ForwardingCommand.bench());
+    private static final int USAGE_WIDTH = 110;
 
     private Main() {
     }
@@ -36,187 +38,108 @@ public final class Main {
 
     /** Runs the command line {@code argv}; returns the exit status. Never calls System.exit. */
     public static int run(String[] argv, InputStream in, PrintStream out, PrintStream err) {
-        Command command = null;
+        CommandLine cl = commandLine(in, out, err);
         try {
-            Invocation inv = Invocation.of(Arrays.asList(argv));
-            if (inv.name == null || inv.name.equals("help")) {
-                return topLevelHelp(inv, out, err);
-            }
-            command = find(inv.name);
-            if (command.forwardsArguments()) {
-                if (inv.helpBeforeName || (!inv.rest.isEmpty() && isHelp(inv.rest.getFirst()))) {
-                    out.print(help(command));
-                    return 0;
-                }
-                if (inv.dirBeforeName != null) {
-                    throw new Args.UsageException("`depot " + command.name() + "` uses a fresh store of its own; "
-                        + "--dir does not apply");
-                }
-                List<String> forwarded = new ArrayList<>(inv.rest);
-                // after "--" every token is a positional, kept exactly as given
-                forwarded.addFirst("--");
-                Args args = Args.parse(forwarded, List.of(), command.name());
-                return command.run(new Command.Context(DepotDirectory.defaultDirectory(), args, in, out, err));
-            }
-            List<String> tokens = new ArrayList<>(inv.before);
-            tokens.addAll(inv.rest);
-            Args args = Args.parse(tokens, command.options(), command.name());
-            if (args.has(Args.HELP.name())) {
-                out.print(help(command));
-                return 0;
-            }
-            return command.run(new Command.Context(directory(args.value(Args.DIR.name())), args, in, out, err));
-        } catch (Args.UsageException e) {
-            err.println("depot: " + oneLine(e.getMessage()));
-            if (command == null) {
-                err.println("usage: depot [--dir DIR] COMMAND [OPTIONS]; commands: " + commandNames());
-                err.println("run `depot --help` for details");
-            } else {
-                err.println("usage: depot " + command.name() + " " + command.synopsis());
-                err.println("run `depot " + command.name() + " --help` for details");
-            }
-            return ErrorCode.BAD_REQUEST.exitStatus;
-        } catch (DepotException e) {
-            err.println("depot: " + oneLine(e.getMessage()));
-            return e.code().exitStatus;
-        } catch (IllegalArgumentException e) {
-            err.println("depot: " + oneLine(e.getMessage()));
-            return ErrorCode.BAD_REQUEST.exitStatus;
-        } catch (IOException e) {
-            err.println("depot: " + oneLine(describe(e)));
-            return ErrorCode.INTERNAL.exitStatus;
-        } catch (UncheckedIOException e) {
-            err.println("depot: " + oneLine(e.getMessage() != null ? e.getMessage() : describe(e.getCause())));
-            return ErrorCode.INTERNAL.exitStatus;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            err.println("depot: interrupted");
-            return ErrorCode.INTERNAL.exitStatus;
-        } catch (Exception e) {
-            err.println("depot: internal error: " + oneLine(String.valueOf(e)) + "; please report it with the command line");
-            return ErrorCode.INTERNAL.exitStatus;
+            return cl.execute(argv);
         } finally {
+            cl.getOut().flush();
+            cl.getErr().flush();
             out.flush();
             err.flush();
         }
     }
 
-    /** The command line split around the command name: {@code [--dir DIR] [--help] NAME REST...}. */
-    private static final class Invocation {
-        final List<String> before = new ArrayList<>();
-        String name;
-        String dirBeforeName;
-        boolean helpBeforeName;
-        List<String> rest = List.of();
-
-        static Invocation of(List<String> argv) {
-            Invocation inv = new Invocation();
-            for (int i = 0; i < argv.size(); i++) {
-                String t = argv.get(i);
-                if (t.equals(Args.DIR.name()) && i + 1 < argv.size()) {
-                    inv.dirBeforeName = argv.get(++i);
-                    inv.before.addAll(List.of(t, inv.dirBeforeName));
-                } else if (t.startsWith(Args.DIR.name() + "=")) {
-                    inv.dirBeforeName = t.substring(Args.DIR.name().length() + 1);
-                    inv.before.add(t);
-                } else if (isHelp(t)) {
-                    inv.helpBeforeName = true;
-                    inv.before.add(t);
-                } else if (t.startsWith("-")) {
-                    throw new Args.UsageException("unknown option " + t + " before the command name");
-                } else {
-                    inv.name = t;
-                    inv.rest = argv.subList(i + 1, argv.size());
-                    break;
-                }
+    /** The command tree with Depot's parsing rules, help layout and failure handling. */
+    static CommandLine commandLine(InputStream in, PrintStream out, PrintStream err) {
+        CommandLine cl = new CommandLine(new DepotCommand(in, out, err));
+        // an option given twice: the last value counts (list options such as rm --name collect every one)
+        cl.setOverwrittenOptionsAllowed(true);
+        cl.setUsageHelpWidth(USAGE_WIDTH);
+        cl.setColorScheme(Help.defaultColorScheme(Help.Ansi.OFF));
+        cl.setOut(new PrintWriter(new OutputStreamWriter(out, StandardCharsets.UTF_8), true));
+        cl.setErr(new PrintWriter(new OutputStreamWriter(err, StandardCharsets.UTF_8), true));
+        cl.setParameterExceptionHandler((e, args) -> usageError(e.getCommandLine(), message(e)));
+        cl.setExecutionExceptionHandler((e, command, parseResult) -> failure(e, command));
+        layOutHelp(cl);
+        for (CommandLine sub : cl.getSubcommands().values()) {
+            layOutHelp(sub);
+            if (sub.getCommand() instanceof ForwardingCommand) {
+                ForwardingCommand.configure(sub);
             }
-            return inv;
+        }
+        return cl;
+    }
+
+    /** The names of the commands, in the order of {@code depot --help}. */
+    static List<String> commandNames() {
+        return List.copyOf(commandLine(InputStream.nullInputStream(), System.out, System.err).getSubcommands().keySet());
+    }
+
+    private static void layOutHelp(CommandLine c) {
+        UsageMessageSpec u = c.getCommandSpec().usageMessage();
+        u.synopsisHeading("usage: ").descriptionHeading("%n").parameterListHeading("%narguments:%n")
+            .optionListHeading("%noptions:%n").commandListHeading("%ncommands:%n").footerHeading("%n")
+            .sortOptions(false);
+        if (c.getCommand() instanceof CommandLine.HelpCommand) {
+            // picocli's own help command: its one line becomes the description, under a synopsis like ours
+            u.header(new String[0]).customSynopsis("depot help [COMMAND]")
+                .description("show the help of a command (`depot help COMMAND` is `depot COMMAND --help`)");
         }
     }
 
-    private static boolean isHelp(String token) {
-        return token.equals(Args.HELP.name()) || token.equals(Args.HELP.alias());
+    private static String message(ParameterException e) {
+        if (e instanceof UnmatchedArgumentException u && e.getCommandLine().getParent() == null
+            && !u.getUnmatched().isEmpty() && !u.getUnmatched().getFirst().startsWith("-")) {
+            return "unknown command '" + u.getUnmatched().getFirst() + "'";
+        }
+        return e.getMessage();
     }
 
-    private static int topLevelHelp(Invocation inv, PrintStream out, PrintStream err) {
-        if (inv.name == null) {
-            if (inv.helpBeforeName) {
-                out.print(overview());
-                return 0;
-            }
-            throw new Args.UsageException("no command given");
-        }
-        // depot help [COMMAND]
-        if (inv.rest.isEmpty()) {
-            out.print(overview());
+    /** One line saying what is wrong, the command's usage, and where its help is; status 2. */
+    private static int usageError(CommandLine command, String message) {
+        PrintWriter err = command.getErr();
+        err.println("depot: " + oneLine(message));
+        if (command.getParent() == null) {
+            err.println("usage: depot [--dir DIR] COMMAND [OPTIONS]; commands: "
+                + String.join(", ", command.getSubcommands().keySet()));
+            err.println("run `depot --help` for details");
         } else {
-            out.print(help(find(inv.rest.getFirst())));
+            err.println("usage: " + synopsis(command));
+            err.println("run `depot " + command.getCommandName() + " --help` for details");
         }
-        return 0;
+        err.flush();
+        return ErrorCode.BAD_REQUEST.exitStatus;
     }
 
-    private static Command find(String name) {
-        for (Command c : COMMANDS) {
-            if (c.name().equals(name)) {
-                return c;
+    private static String synopsis(CommandLine command) {
+        String[] custom = command.getCommandSpec().usageMessage().customSynopsis();
+        return custom.length > 0 ? custom[0] : command.getHelp().synopsis(0).strip();
+    }
+
+    /** A failure of a command as one {@code depot: } line and its exit status. */
+    private static int failure(Exception e, CommandLine command) {
+        PrintWriter err = command.getErr();
+        int status = switch (e) {
+            case UsageException u -> usageError(command, u.getMessage());
+            case DepotException d -> print(err, d.getMessage(), d.code().exitStatus);
+            case IllegalArgumentException i -> print(err, i.getMessage(), ErrorCode.BAD_REQUEST.exitStatus);
+            case IOException io -> print(err, describe(io), ErrorCode.INTERNAL.exitStatus);
+            case UncheckedIOException u -> print(err, u.getMessage() != null ? u.getMessage() : describe(u.getCause()),
+                ErrorCode.INTERNAL.exitStatus);
+            case InterruptedException i -> {
+                Thread.currentThread().interrupt();
+                yield print(err, "interrupted", ErrorCode.INTERNAL.exitStatus);
             }
-        }
-        throw new Args.UsageException("unknown command '" + name + "'");
+            default -> print(err, "internal error: " + e + "; please report it with the command line",
+                ErrorCode.INTERNAL.exitStatus);
+        };
+        err.flush();
+        return status;
     }
 
-    private static Path directory(String given) {
-        if (given == null) {
-            return DepotDirectory.defaultDirectory();
-        }
-        if (given.isBlank()) {
-            throw new Args.UsageException("--dir needs a directory, got an empty string");
-        }
-        try {
-            return Path.of(given);
-        } catch (InvalidPathException e) {
-            throw new Args.UsageException("--dir: not a path: " + e.getMessage(), e);
-        }
-    }
-
-    private static String commandNames() {
-        return String.join(", ", COMMANDS.stream().map(Command::name).toList());
-    }
-
-    static String overview() {
-        StringBuilder b = new StringBuilder();
-        b.append("usage: depot [--dir DIR] COMMAND [OPTIONS]\n\n");
-        b.append("Depot: a node-local shared-memory object store.\n\ncommands:\n");
-        for (Command c : COMMANDS) {
-            b.append(String.format("  %-7s %s%n", c.name(), c.summary()));
-        }
-        b.append(String.format("  %-7s %s%n", "help", "show help for a command (depot help COMMAND)"));
-        b.append("\nThe store directory is --dir DIR (before or after the command), else $DEPOT_DIR,\n")
-            .append("else /dev/shm/depot-$USER.\n")
-            .append("Exit status: 0 ok, 1 error, 2 usage error, 3 object missing or timed out, 4 store full.\n")
-            .append("Run `depot COMMAND --help` for a command's options.\n");
-        return b.toString();
-    }
-
-    static String help(Command c) {
-        StringBuilder b = new StringBuilder();
-        b.append("usage: depot ").append(c.name()).append(' ').append(c.synopsis()).append("\n\n");
-        b.append(c.summary()).append("\n\noptions:\n");
-        List<Args.Option> all = new ArrayList<>(c.options());
-        if (!c.forwardsArguments()) {
-            all.add(Args.DIR);
-        }
-        all.add(Args.HELP);
-        int width = all.stream().mapToInt(o -> o.label().length()).max().orElse(0);
-        for (Args.Option o : all) {
-            b.append(String.format("  %-" + width + "s  %s%n", o.label(), o.help()));
-        }
-        if (!c.details().isEmpty()) {
-            b.append('\n').append(c.details());
-            if (!c.details().endsWith("\n")) {
-                b.append('\n');
-            }
-        }
-        return b.toString();
+    private static int print(PrintWriter err, String message, int status) {
+        err.println("depot: " + oneLine(message));
+        return status;
     }
 
     /** An I/O failure as a sentence naming the file and what to check. */

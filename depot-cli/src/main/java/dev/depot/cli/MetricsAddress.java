@@ -32,13 +32,13 @@ final class MetricsAddress {
             p = -1;
         }
         if (p < 0 || p > 65535) {
-            throw new Args.UsageException("--metrics must be HOST:PORT or PORT (e.g. 127.0.0.1:9464), with a port "
+            throw new UsageException("--metrics must be HOST:PORT or PORT (e.g. 127.0.0.1:9464), with a port "
                 + "0..65535, got '" + text + "'");
         }
         try {
             return new InetSocketAddress(InetAddress.getByName(host), p);
         } catch (UnknownHostException e) {
-            throw new Args.UsageException("--metrics host '" + host + "' is unknown; use an address such as "
+            throw new UsageException("--metrics host '" + host + "' is unknown; use an address such as "
                 + LOOPBACK, e);
         }
     }

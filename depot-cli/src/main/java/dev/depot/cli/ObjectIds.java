@@ -12,7 +12,7 @@ final class ObjectIds {
         try {
             return ObjectId.fromHex(hex.strip());
         } catch (IllegalArgumentException e) {
-            throw new Args.UsageException(e.getMessage() + "; ids are 40 hex digits as printed by `depot put` and "
+            throw new UsageException(e.getMessage() + "; ids are 40 hex digits as printed by `depot put` and "
                 + "`depot ls`, or use --name NAME", e);
         }
     }

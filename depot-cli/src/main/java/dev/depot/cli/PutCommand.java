@@ -1,7 +1,7 @@
 package dev.depot.cli;
 
-import dev.depot.client.DepotClient;
 import dev.depot.client.DepotClient.CreateOption;
+import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectId;
 import dev.depot.client.ObjectWriter;
 import dev.depot.errors.DepotException;
@@ -16,67 +16,64 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 /**
  * {@code depot put}: stores a file or stdin as one sealed object and prints its id. A regular file is read
  * straight into the object's shared memory (its size is known up front); stdin and other streams are buffered
  * on the heap first, since an object's size is fixed when it is created.
  */
-final class PutCommand implements Command {
+@Command(name = "put",
+    customSynopsis = "depot put [--id HEX | --name NAME] [--meta TEXT] [--no-evict] [--keep] [FILE|-]",
+    description = "store FILE (or stdin) as one object and print its id",
+    footer = {"Without --id or --name the id is random. Reads stdin when FILE is - or missing.",
+        "Prints the object's id (40 hex digits) on stdout.",
+        "Exit status 4 when the object does not fit (even after eviction, or with --no-evict);",
+        "1 when the id exists already (ids are write-once: `depot rm` it first).",
+        "--keep: the object is never evicted; a daemon with --spill-dir writes it to disk when room is needed",
+        "and a get reads it back."})
+final class PutCommand extends StoreCommand {
     /** Bytes read per call, from a file into shared memory or from a stream into the heap buffer. */
     static final int CHUNK = 1 << 20;
 
-    @Override
-    public String name() {
-        return "put";
-    }
+    @Parameters(arity = "0..1", paramLabel = "FILE", description = "the file to store; - or none: stdin")
+    String file = "-";
+
+    @Option(names = "--id", paramLabel = "HEX", description = "object id, 40 hex digits (default: random)")
+    String hex;
+
+    @Option(names = "--name", paramLabel = "NAME", description = "derive the id from NAME (first 20 bytes of its SHA-256)")
+    String name;
+
+    @Option(names = "--meta", paramLabel = "TEXT", description = "metadata stored with the object (UTF-8)")
+    String meta;
+
+    @Option(names = "--no-evict", description = "fail (exit 4) instead of evicting old objects when full")
+    boolean noEvict;
+
+    @Option(names = "--keep", description = "never evict the object (spilled to disk instead, with serve --spill-dir)")
+    boolean keep;
 
     @Override
-    public String synopsis() {
-        return "[--id HEX | --name NAME] [--meta TEXT] [--no-evict] [FILE|-]";
-    }
-
-    @Override
-    public String summary() {
-        return "store FILE (or stdin) as one object and print its id";
-    }
-
-    @Override
-    public String details() {
-        return """
-            Without --id or --name the id is random. Reads stdin when FILE is - or missing.
-            Prints the object's id (40 hex digits) on stdout.
-            Exit status 4 when the object does not fit (even after eviction, or with --no-evict);
-            1 when the id exists already (ids are write-once: `depot rm` it first).
-            """;
-    }
-
-    @Override
-    public List<Args.Option> options() {
-        return List.of(
-            new Args.Option("--id", null, "HEX", "object id, 40 hex digits (default: random)"),
-            new Args.Option("--name", null, "NAME", "derive the id from NAME (first 20 bytes of its SHA-256)"),
-            new Args.Option("--meta", null, "TEXT", "metadata stored with the object (UTF-8)"),
-            new Args.Option("--no-evict", null, null, "fail (exit 4) instead of evicting old objects when full"));
-    }
-
-    @Override
-    public int run(Context ctx) throws IOException {
-        Args args = ctx.args();
-        args.expectPositionals(0, 1, "at most one FILE (or - for stdin)");
-        if (args.has("--id") && args.has("--name")) {
-            throw new Args.UsageException("give --id or --name, not both");
+    int run() throws IOException {
+        if (hex != null && name != null) {
+            throw new UsageException("give --id or --name, not both");
         }
-        ObjectId id = args.has("--id") ? ObjectIds.parseHex(args.value("--id"))
-            : args.has("--name") ? ObjectId.of(args.value("--name")) : ObjectId.random();
-        String meta = args.value("--meta");
+        ObjectId id = hex != null ? ObjectIds.parseHex(hex) : name != null ? ObjectId.of(name) : ObjectId.random();
         byte[] metadata = meta == null ? new byte[0] : meta.getBytes(StandardCharsets.UTF_8);
-        CreateOption[] options = args.has("--no-evict") ? new CreateOption[] {CreateOption.NO_EVICT}
-            : new CreateOption[0];
-        String file = args.positionals().isEmpty() ? "-" : args.positionals().getFirst();
-        try (DepotClient depot = DepotClient.open(ctx.dir())) {
+        java.util.List<CreateOption> chosen = new java.util.ArrayList<>();
+        if (noEvict) {
+            chosen.add(CreateOption.NO_EVICT);
+        }
+        if (keep) {
+            chosen.add(CreateOption.KEEP);
+        }
+        CreateOption[] options = chosen.toArray(CreateOption[]::new);
+        try (DepotClient depot = DepotClient.open(dir())) {
             if (file.equals("-")) {
-                putStream(depot, id, metadata, options, ctx.in());
+                putStream(depot, id, metadata, options, in());
             } else {
                 Path path = Path.of(file);
                 if (Files.isDirectory(path)) {
@@ -92,7 +89,7 @@ final class PutCommand implements Command {
                 }
             }
         }
-        ctx.out().println(id.toHex());
+        out().println(id.toHex());
         return 0;
     }
 

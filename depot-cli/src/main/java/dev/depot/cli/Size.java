@@ -2,6 +2,7 @@ package dev.depot.cli;
 
 import java.math.BigDecimal;
 import java.util.Locale;
+import picocli.CommandLine;
 
 /**
  * Byte sizes as people type and read them. Parsing accepts plain bytes ({@code 1048576}) or a number with a
@@ -45,6 +46,18 @@ final class Size {
             throw new IllegalArgumentException("size '" + text + "' is too large (at most " + Long.MAX_VALUE + " bytes)");
         }
         return bytes.longValue();
+    }
+
+    /** Size options and arguments for picocli: a malformed size is a usage error saying what is accepted. */
+    static final class Converter implements CommandLine.ITypeConverter<Long> {
+        @Override
+        public Long convert(String value) {
+            try {
+                return parse(value);
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.TypeConversionException(e.getMessage());
+            }
+        }
     }
 
     /** {@code 0 B}, {@code 812 B}, {@code 64.0 KiB}, {@code 1.5 GiB}. */

@@ -5,53 +5,36 @@ import dev.depot.client.DepotClient;
 import dev.depot.client.StoreStats;
 import java.io.PrintStream;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Locale;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /** {@code depot stat}: the store's figures, for people or (with {@code --json}) as one JSON object. */
-final class StatCommand implements Command {
-    @Override
-    public String name() {
-        return "stat";
-    }
+@Command(name = "stat",
+    customSynopsis = "depot stat [--json]",
+    description = "show the store's capacity, usage, objects and clients",
+    footer = {"--json prints one JSON object with the keys directory, capacity_bytes, used_bytes, free_bytes,",
+        "pinned_bytes, unsealed_bytes, largest_free_block, fragmentation, object_count, sealed_count,",
+        "max_objects, client_count, eviction_count, evicted_bytes, daemon_pid (0: no daemon running),",
+        "kept_bytes, kept_objects (KEEP objects in memory), spilled_bytes, spilled_objects, spill_count,",
+        "restore_count, spill_directory (null: the daemon does not spill).",
+        "used, free and largest_free_block are heap bytes (with block headers and alignment), pinned and",
+        "unsealed are data bytes; fragmentation = 1 - largest_free_block / free_bytes."})
+final class StatCommand extends StoreCommand {
+    @Option(names = "--json", description = "print one JSON object instead of a summary")
+    boolean json;
 
     @Override
-    public String synopsis() {
-        return "[--json]";
-    }
-
-    @Override
-    public String summary() {
-        return "show the store's capacity, usage, objects and clients";
-    }
-
-    @Override
-    public String details() {
-        return """
-            --json prints one JSON object with the keys directory, capacity_bytes, used_bytes, free_bytes,
-            pinned_bytes, unsealed_bytes, largest_free_block, fragmentation, object_count, sealed_count,
-            max_objects, client_count, eviction_count, evicted_bytes, daemon_pid (0: no daemon running).
-            used, free and largest_free_block are heap bytes (with block headers and alignment), pinned and
-            unsealed are data bytes; fragmentation = 1 - largest_free_block / free_bytes.
-            """;
-    }
-
-    @Override
-    public List<Args.Option> options() {
-        return List.of(new Args.Option("--json", null, null, "print one JSON object instead of a summary"));
-    }
-
-    @Override
-    public int run(Context ctx) {
-        ctx.args().expectPositionals(0, 0, "no arguments");
+    int run() {
+        Path dir = dir();
         StoreStats s;
-        try (DepotClient depot = DepotClient.open(ctx.dir())) {
+        try (DepotClient depot = DepotClient.open(dir)) {
             s = depot.stats();
         }
-        if (ctx.args().has("--json")) {
-            ctx.out().println(json(ctx.dir(), s));
+        if (json) {
+            out().println(json(dir, s));
         } else {
-            printSummary(ctx.out(), ctx.dir(), s);
+            printSummary(out(), dir, s);
         }
         return 0;
     }
@@ -72,7 +55,14 @@ final class StatCommand implements Command {
             .put("client_count", s.clientCount())
             .put("eviction_count", s.evictionCount())
             .put("evicted_bytes", s.evictedBytes())
-            .put("daemon_pid", s.daemonPid());
+            .put("daemon_pid", s.daemonPid())
+            .put("kept_bytes", s.keptBytes())
+            .put("kept_objects", s.keptObjects())
+            .put("spilled_bytes", s.spilledBytes())
+            .put("spilled_objects", s.spilledObjects())
+            .put("spill_count", s.spillCount())
+            .put("restore_count", s.restoreCount())
+            .put("spill_directory", s.spillDirectory());
         return Json.compact(json);
     }
 
@@ -89,6 +79,10 @@ final class StatCommand implements Command {
         out.printf("objects     %d (%d sealed, at most %d)%n", s.objectCount(), s.sealedCount(), s.maxObjects());
         out.printf("clients     %d%n", s.clientCount());
         out.printf("evictions   %d (%s evicted)%n", s.evictionCount(), Size.format(s.evictedBytes()));
+        out.printf("kept        %s in %d object(s) (never evicted)%n", Size.format(s.keptBytes()), s.keptObjects());
+        out.printf("spilled     %s in %d object(s) %s (%d spills, %d restores)%n", Size.format(s.spilledBytes()),
+            s.spilledObjects(), s.spillDirectory() == null ? "(no spilling daemon)" : "to " + s.spillDirectory(),
+            s.spillCount(), s.restoreCount());
     }
 
     private static String percent(long part, long whole) {

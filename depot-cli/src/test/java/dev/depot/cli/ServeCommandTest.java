@@ -26,8 +26,8 @@ class ServeCommandTest {
 
     @Test
     void shouldRejectMaxObjectsOutOfRange() {
-        assertThrows(Args.UsageException.class, () -> ServeCommand.indexSlotsFor(0));
-        assertThrows(Args.UsageException.class, () -> ServeCommand.indexSlotsFor(-5));
-        assertThrows(Args.UsageException.class, () -> ServeCommand.indexSlotsFor(1L << 40));
+        assertThrows(UsageException.class, () -> ServeCommand.indexSlotsFor(0));
+        assertThrows(UsageException.class, () -> ServeCommand.indexSlotsFor(-5));
+        assertThrows(UsageException.class, () -> ServeCommand.indexSlotsFor(1L << 40));
     }
 }

@@ -71,7 +71,7 @@ class ServeMetricsTest {
         assertEquals(9464, MetricsAddress.parse("[::1]:9464").getPort());
         assertTrue(MetricsAddress.parse("0.0.0.0:0").getAddress().isAnyLocalAddress());
         for (String bad : new String[] {"", "127.0.0.1", "127.0.0.1:65536", "127.0.0.1:-1", "host:port"}) {
-            assertThrows(Args.UsageException.class, () -> MetricsAddress.parse(bad), bad);
+            assertThrows(UsageException.class, () -> MetricsAddress.parse(bad), bad);
         }
     }
 

@@ -281,9 +281,15 @@ public final class DepotClient implements AutoCloseable {
     }
 
     private ObjectView view(ObjectId id, Pin pin) {
+        MemorySegment data;
+        try {
+            data = store.dataReadOnly(pin.slot());
+        } catch (RuntimeException corrupt) {
+            store.unpin(pin);
+            throw corrupt;
+        }
         openViews.incrementAndGet();
-        int slot = pin.slot();
-        return new ObjectView(this, id, pin, store.dataReadOnly(slot));
+        return new ObjectView(this, id, pin, data);
     }
 
     /** True when a sealed object with this id exists. */

@@ -58,4 +58,88 @@ class DoctorTest {
             assertThrows(StoreFormatException.class, () -> DepotClient.open(temp.dir()));
         }
     }
+
+    /** Puts three objects and corrupts each in one of the ways recovery drops; returns their index slots. */
+    private static int[] corruptThree(TempStore temp) throws Exception {
+        try (DepotClient depot = DepotClient.wrap(temp.create(1 << 20))) {
+            depot.put(ObjectId.of("good"), new byte[] {1, 2, 3});
+            for (String name : new String[] {"huge", "far", "odd"}) {
+                depot.put(ObjectId.of(name), new byte[100]);
+            }
+        }
+        int[] slots = new int[3];
+        try (StoreFile file = StoreFile.open(temp.dir())) {
+            var index = new ObjectIndex(file.index(), file.layout().indexSlots());
+            String[] names = {"huge", "far", "odd"};
+            for (int i = 0; i < 3; i++) {
+                ObjectId id = ObjectId.of(names[i]);
+                slots[i] = ClientTableDescriptor.pinnedSlot(index.findSealed(id.w0(), id.w1(), id.w2()));
+            }
+            long huge = IndexEntryDescriptor.entryOffset(slots[0]) + IndexEntryDescriptor.DATA_LENGTH_OFFSET;
+            file.index().set(ValueLayout.JAVA_LONG, huge, 1L << 62);
+            long far = IndexEntryDescriptor.entryOffset(slots[1]) + IndexEntryDescriptor.BLOCK_OFFSET_OFFSET;
+            file.index().set(ValueLayout.JAVA_LONG, far, file.layout().heapLength() + 4096);
+            long odd = IndexEntryDescriptor.entryOffset(slots[2]) + IndexEntryDescriptor.STATE_WORD_OFFSET;
+            file.index().set(ValueLayout.JAVA_LONG, odd, (file.index().get(ValueLayout.JAVA_LONG, odd) & ~0xffL) | 0x77);
+        }
+        return slots;
+    }
+
+    @Test
+    void shouldReportInCheckModeEveryEntryThatRecoveryWouldDrop() throws Exception {
+        try (TempStore temp = new TempStore()) {
+            int[] slots = corruptThree(temp);
+            Doctor.Report check = Doctor.examine(temp.dir(), false);
+            assertFalse(check.healthy(), check.toString());
+            for (int slot : slots) {
+                assertTrue(check.findings().stream().anyMatch(f -> f.startsWith("index slot " + slot + ":")
+                    && f.endsWith("recovery drops the entry")), slot + " in " + check);
+            }
+            assertEquals(java.util.List.of(), check.repaired());
+            try (DepotClient depot = DepotClient.open(temp.dir())) {
+                // Corrupt entries are a StoreFormatException naming the slot, never an IndexOutOfBoundsException.
+                for (String name : new String[] {"huge", "far"}) {
+                    var e = assertThrows(StoreFormatException.class, () -> depot.get(ObjectId.of(name), 0));
+                    assertTrue(e.getMessage().contains("is corrupt: index slot "), e.getMessage());
+                    assertTrue(e.getMessage().contains("run `depot doctor`"), e.getMessage());
+                }
+                var e = assertThrows(StoreFormatException.class, () -> depot.get(ObjectId.of("odd"), 0));
+                assertTrue(e.getMessage().contains("is corrupt: unknown state code 119"), e.getMessage());
+                assertEquals(0, depot.stats().pinnedBytes(), "a failed get leaves no pin behind");
+            }
+            assertFalse(Doctor.examine(temp.dir(), false).healthy(), "--check changed nothing");
+        }
+    }
+
+    @Test
+    void shouldRepairWhatRecoveryRepairsAndThenBeHealthy() throws Exception {
+        try (TempStore temp = new TempStore()) {
+            int[] slots = corruptThree(temp);
+            Doctor.Report repair = Doctor.examine(temp.dir(), true);
+            assertFalse(repair.fatal());
+            for (int slot : slots) {
+                assertTrue(repair.findings().stream().anyMatch(f -> f.startsWith("index slot " + slot + ":")),
+                    slot + " in " + repair);
+            }
+            assertEquals(java.util.List.of("rebuilt the heap metadata from the index and dropped 3 corrupt entries"),
+                repair.repaired());
+            Doctor.Report after = Doctor.examine(temp.dir(), false);
+            assertTrue(after.healthy(), after.toString());
+            try (DepotClient depot = DepotClient.open(temp.dir()); ObjectView v = depot.get(ObjectId.of("good"), 0)) {
+                assertEquals(3, v.size());
+            }
+        }
+    }
+
+    @Test
+    void shouldRepairNothingOnAHealthyStore() throws Exception {
+        try (TempStore temp = new TempStore()) {
+            try (DepotClient depot = DepotClient.wrap(temp.create(1 << 20))) {
+                depot.put(ObjectId.of("good"), new byte[] {1, 2, 3});
+            }
+            Doctor.Report repair = Doctor.examine(temp.dir(), true);
+            assertTrue(repair.healthy(), repair.toString());
+            assertEquals(java.util.List.of(), repair.repaired(), "nothing was wrong, so nothing was repaired");
+        }
+    }
 }

@@ -43,6 +43,8 @@ class DistributionTest {
             assertTrue(Files.isRegularFile(jar), "missing " + jar);
         }
         assertTrue(Files.isRegularFile(home.resolve("python/depot/__init__.py")));
+        assertTrue(Files.isRegularFile(home.resolve("python/pyproject.toml")));
+        assertFalse(Files.exists(home.resolve("python/tests")), "the Python tests are not shipped");
         assertTrue(Files.isRegularFile(home.resolve("docs/CLI.md")));
         assertTrue(Files.isRegularFile(home.resolve("README.md")));
         assertFalse(Files.exists(home.resolve("pom.xml")), "a pom.xml would make bin/depot build from sources");

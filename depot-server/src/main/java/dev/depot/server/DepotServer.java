@@ -37,7 +37,8 @@ import java.util.function.Consumer;
  * after the daemon stops or dies; the next daemon recovers the store and carries on.
  */
 public final class DepotServer implements AutoCloseable {
-    private enum State { RUNNING, CLOSED }
+    /** FAILED: the daemon found it cannot go on (its store file was truncated, its reaper failed). */
+    private enum State { RUNNING, FAILED, CLOSED }
 
     /** Reap rounds between full scans of the index for deferred deletes (about once a second). */
     private static final int FULL_SWEEP_EVERY = 10;
@@ -52,6 +53,8 @@ public final class DepotServer implements AutoCloseable {
     private final long identity = ProcessIdentity.self();
     private final ProtocolCounters protocolCounters = new ProtocolCounters();
     private volatile State state = State.RUNNING;
+    private volatile String failure;
+    private volatile Consumer<String> onFailure;
 
     private DepotServer(ServerConfig config, Store store, Consumer<String> log) throws IOException {
         this.config = config;
@@ -164,6 +167,7 @@ public final class DepotServer implements AutoCloseable {
 
     private void reapLoop() {
         long rounds = 0;
+        long expectedLength = store.layout().fileLength();
         while (state == State.RUNNING) {
             try {
                 TimeUnit.MILLISECONDS.sleep(config.reapIntervalMillis());
@@ -171,6 +175,9 @@ public final class DepotServer implements AutoCloseable {
                 return;
             }
             if (state != State.RUNNING) {
+                return;
+            }
+            if (truncated(expectedLength)) {
                 return;
             }
             try {
@@ -183,9 +190,66 @@ public final class DepotServer implements AutoCloseable {
                 if (state == State.RUNNING) {
                     log.accept("reaper: " + e);
                 }
-            } finally {
-                heartbeat();
+            } catch (Error e) {
+                // A fault in the mapping (InternalError from SIGBUS) or worse: never run on without a reaper.
+                if (!truncated(expectedLength)) {
+                    fail("the reaper failed: " + e + "; stopping the daemon (the next `depot serve` recovers the store)");
+                }
+                return;
             }
+            heartbeat();
+        }
+    }
+
+    /**
+     * True (and the daemon failed) when the store file is shorter than its layout: someone truncated it under
+     * the mapping, and every access past the new end faults. Checked every reap round and after any fault.
+     */
+    private boolean truncated(long expectedLength) {
+        long now = store.fileLengthNow();
+        if (now < 0 || now >= expectedLength) {
+            return false;
+        }
+        fail("the store file " + StoreFile.fileIn(directory()) + " was truncated to " + now + " bytes under the daemon"
+            + " (it must have " + expectedLength + "); objects past that point are lost and any access to them faults,"
+            + " so the daemon stops: remove the store directory and start a new store");
+        return true;
+    }
+
+    /** Stops serving for good after a failure it cannot recover from; logs why and tells the failure handler. */
+    private void fail(String why) {
+        if (state != State.RUNNING) {
+            return;
+        }
+        failure = why;
+        state = State.FAILED;
+        log.accept(why);
+        try {
+            if (control != null) {
+                control.close();
+            }
+            if (spiller != null) {
+                spiller.close();
+            }
+        } catch (RuntimeException | Error e) {
+            log.accept("stopping the control socket or the spiller failed: " + e);
+        }
+        Consumer<String> handler = onFailure;
+        if (handler != null) {
+            handler.accept(why);
+        }
+    }
+
+    /**
+     * Calls {@code handler} (at once if it happened already) when the daemon fails for good: its store file was
+     * truncated under it, or its reaper failed. {@code depot serve} exits non-zero then; an embedding
+     * application decides for itself. The daemon has stopped serving by then.
+     */
+    public void onFailure(Consumer<String> handler) {
+        onFailure = handler;
+        String why = failure;
+        if (why != null) {
+            handler.accept(why);
         }
     }
 
@@ -217,12 +281,15 @@ public final class DepotServer implements AutoCloseable {
         if (state == State.CLOSED) {
             return;
         }
+        boolean failed = state == State.FAILED;
         state = State.CLOSED;
-        reaper.interrupt();
-        try {
-            reaper.join(2000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        if (Thread.currentThread() != reaper) {
+            reaper.interrupt();
+            try {
+                reaper.join(2000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         if (control != null) {
             control.close();
@@ -230,7 +297,9 @@ public final class DepotServer implements AutoCloseable {
         if (spiller != null) {
             spiller.close();
         }
-        Atomics.compareAndSetLong(store.header(), DAEMON_IDENTITY_OFFSET, identity, 0);
+        if (!failed) {
+            Atomics.compareAndSetLong(store.header(), DAEMON_IDENTITY_OFFSET, identity, 0);
+        }
     }
 
     /** Stops serving and closes the store. Objects stay in the store file. */

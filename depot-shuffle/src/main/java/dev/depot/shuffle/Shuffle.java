@@ -114,11 +114,10 @@ public final class Shuffle implements AutoCloseable {
     }
 
     /**
-     * The create options of every object a shuffle makes: the one place to change how shuffle data is kept.
-     * TODO(#pressure): switch to {@code CreateOption.KEEP} (spilled under pressure, never evicted) once the
-     * store-pressure work lands; until then shuffle objects are created NO_EVICT (a full store is an error).
+     * The create options of every object a shuffle makes, the one place that decides how shuffle data is kept:
+     * {@code KEEP}, never evicted (a daemon with a spill directory spills it under pressure, a get restores it).
      */
-    static final CreateOption[] CREATE_OPTIONS = {CreateOption.NO_EVICT};
+    static final CreateOption[] CREATE_OPTIONS = {CreateOption.KEEP};
 
     private static final ValueLayout.OfInt INT = JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfShort SHORT = JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -244,6 +243,20 @@ public final class Shuffle implements AutoCloseable {
                 + partitionBytes.length + " slice lengths were given");
         }
         ShuffleWriter w = new ShuffleWriter(this, map, partitionBytes.clone());
+        open.add(w);
+        return w;
+    }
+
+    /**
+     * Opens map {@code map}'s writer knowing only its total size (PER_MAP layout): the map writes its slices one
+     * after the other into {@link ShuffleWriter#data()} and gives their lengths to
+     * {@link ShuffleWriter#commit(long[])}. A sample sort creates its object, and touches its pages, before the
+     * splitters are known.
+     */
+    public ShuffleWriter writer(int map, long totalBytes) {
+        checkOpen();
+        checkMap(map);
+        ShuffleWriter w = new ShuffleWriter(this, map, totalBytes);
         open.add(w);
         return w;
     }

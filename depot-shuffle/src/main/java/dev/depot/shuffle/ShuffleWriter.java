@@ -21,7 +21,10 @@ public final class ShuffleWriter implements AutoCloseable {
 
     private final Shuffle shuffle;
     private final int map;
-    private final long[] lengths;
+    /** The slice lengths; null until commit for a writer opened with only the map's total size. */
+    private long[] lengths;
+    /** The map's whole object (PER_MAP layout), or null. */
+    private MemorySegment data;
     /** The objects being written: one per non-empty slice (PER_SLICE) or one for the map (PER_MAP). */
     private final List<ObjectWriter> objects = new ArrayList<>();
     private final MemorySegment[] slices;
@@ -45,7 +48,7 @@ public final class ShuffleWriter implements AutoCloseable {
         MapStatus.putOwner(client, ids, map);
         try {
             if (shuffle.layout() == Shuffle.Layout.PER_MAP) {
-                MemorySegment data = total == 0 ? MemorySegment.NULL : create(ids.mapData(map), total);
+                data = total == 0 ? MemorySegment.NULL : create(ids.mapData(map), total);
                 long offset = 0;
                 for (int p = 0; p < lengths.length; p++) {
                     slices[p] = total == 0 ? MemorySegment.NULL : data.asSlice(offset, lengths[p]);
@@ -58,6 +61,31 @@ public final class ShuffleWriter implements AutoCloseable {
             }
         } catch (RuntimeException e) {
             fail("could not create its slices: " + e.getMessage());
+            throw e;
+        }
+    }
+
+    /**
+     * A writer of the PER_MAP layout that knows only the map's total size: the slices' lengths are given at
+     * {@link #commit(long[])}. Lets a map create (and touch) its object before it knows how its output splits.
+     */
+    ShuffleWriter(Shuffle shuffle, int map, long totalBytes) {
+        if (shuffle.layout() != Shuffle.Layout.PER_MAP) {
+            throw new IllegalStateException("a writer with only a total size needs the PER_MAP layout; shuffle "
+                + shuffle.id() + " is " + shuffle.layout());
+        }
+        if (totalBytes < 0) {
+            throw new IllegalArgumentException("map " + map + " has a negative size " + totalBytes);
+        }
+        shuffle.metadataFor(totalBytes);
+        this.shuffle = shuffle;
+        this.map = map;
+        this.slices = new MemorySegment[shuffle.partitions()];
+        MapStatus.putOwner(shuffle.client(), shuffle.ids(), map);
+        try {
+            data = totalBytes == 0 ? MemorySegment.NULL : create(shuffle.ids().mapData(map), totalBytes);
+        } catch (RuntimeException e) {
+            fail("could not create its object: " + e.getMessage());
             throw e;
         }
     }
@@ -75,17 +103,67 @@ public final class ShuffleWriter implements AutoCloseable {
     /** The writable slice for {@code partition} in shared memory (empty for an empty slice). */
     public MemorySegment partition(int partition) {
         checkOpen();
+        checkLengthsKnown();
         return slices[partition];
     }
 
     /** The byte length of {@code partition}'s slice. */
     public long length(int partition) {
+        checkLengthsKnown();
         return lengths[partition];
+    }
+
+    /**
+     * The map's whole object, all slices in partition order (PER_MAP layout). For a writer opened with only a
+     * total size ({@link Shuffle#writer(int, long)}), this is where the map writes before it knows the split.
+     */
+    public MemorySegment data() {
+        checkOpen();
+        if (data == null) {
+            throw new IllegalStateException("shuffle " + shuffle.id() + " has the PER_SLICE layout: one object per"
+                + " slice, use partition(p)");
+        }
+        return data;
+    }
+
+    /**
+     * Commits a writer opened with only a total size: {@code sliceBytes[p]} of {@link #data()}, in partition
+     * order, are partition {@code p}'s; they add up to the total.
+     */
+    public void commit(long[] sliceBytes) {
+        checkOpen();
+        if (lengths != null) {
+            throw new IllegalStateException("the slice lengths of map " + map + " were given when its writer opened;"
+                + " use commit()");
+        }
+        long sum = 0;
+        for (long b : sliceBytes) {
+            if (b < 0) {
+                throw new IllegalArgumentException("map " + map + " has a slice of negative length " + b);
+            }
+            shuffle.metadataFor(b);
+            sum += b;
+        }
+        if (sliceBytes.length != shuffle.partitions() || sum != data.byteSize()) {
+            throw new IllegalArgumentException("map " + map + " gives " + sliceBytes.length + " slice lengths adding"
+                + " up to " + sum + " bytes; shuffle " + shuffle.id() + " has " + shuffle.partitions()
+                + " partitions and the map's object " + data.byteSize() + " bytes");
+        }
+        lengths = sliceBytes.clone();
+        commit();
+    }
+
+    private void checkLengthsKnown() {
+        if (lengths == null) {
+            throw new IllegalStateException("the slice lengths of map " + map + " are given at commit: write into"
+                + " data()");
+        }
     }
 
     /** Seals every slice, then the status record: readers of every partition may go on. */
     public void commit() {
         checkOpen();
+        checkLengthsKnown();
         try {
             for (ObjectWriter w : objects) {
                 w.seal();
@@ -117,7 +195,8 @@ public final class ShuffleWriter implements AutoCloseable {
                     w.abort();
                 }
             }
-            MapStatus.put(shuffle.client(), shuffle.ids(), map, false, lengths, reason);
+            MapStatus.put(shuffle.client(), shuffle.ids(), map, false,
+                lengths != null ? lengths : new long[shuffle.partitions()], reason);
         } finally {
             shuffle.closed(this);
         }

@@ -77,6 +77,29 @@ class ShuffleTest {
     }
 
     @Test
+    void shouldSplitAMapsObjectAtCommitWhenOnlyItsTotalWasKnownAtOpen() {
+        try (Shuffle s = Shuffle.create(store.client(), "t10", 1, 3, Shuffle.Options.defaults().withDtype("<i8"))) {
+            try (ShuffleWriter w = s.writer(0, 4 * Long.BYTES)) {
+                assertThrows(IllegalStateException.class, () -> w.partition(0), "lengths come at commit");
+                MemorySegment.copy(MemorySegment.ofArray(new long[] {5, 6, 7, 8}), 0, w.data(), 0, 32);
+                assertThrows(IllegalArgumentException.class, () -> w.commit(new long[] {8, 8, 8}), "must add up");
+                w.commit(new long[] {8, 0, 24});
+            }
+            try (ShuffleReader r = s.reader(2, 1000)) {
+                assertArrayEquals(new long[] {6, 7, 8}, r.slice(0).toArray(ValueLayout.JAVA_LONG));
+            }
+            try (ShuffleReader r = s.reader(1, 1000)) {
+                assertEquals(0, r.byteSize());
+            }
+        }
+        try (Shuffle s = Shuffle.create(store.client(), "t11", 1, 1,
+            Shuffle.Options.defaults().withLayout(Shuffle.Layout.PER_SLICE))) {
+            assertThrows(IllegalStateException.class, () -> s.writer(0, 8L), "only the PER_MAP layout splits later");
+        }
+        assertEquals(0, store.objects());
+    }
+
+    @Test
     void shouldTagSlicesAsArraysOfTheShufflesDtype() {
         try (Shuffle s = Shuffle.create(store.client(), "t2", 1, 2, Shuffle.Options.defaults().withDtype("<f8"))) {
             s.writeMap(0, List.of(MemorySegment.ofArray(new double[] {1.5, 2.5}), MemorySegment.ofArray(new double[0])));

@@ -12,18 +12,24 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
-/** A child JVM running one of this module's mains; its stdout lines are queued. Reaped by {@link #kill}. */
+/**
+ * A child process (a JVM running one of this module's mains, or a Python worker); its stdout lines are queued.
+ * Reaped by {@link #kill}.
+ */
 final class ChildProcess implements AutoCloseable {
     private final Process process;
     final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
 
     ChildProcess(Class<?> main, String... args) {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "--enable-native-access=ALL-UNNAMED", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-            "-cp", System.getProperty("java.class.path"), main.getName()));
-        cmd.addAll(List.of(args));
+        this(javaCommand(main, args), java.util.Map.of());
+    }
+
+    /** Runs {@code command} with {@code env} added to this process's environment. */
+    ChildProcess(List<String> command, java.util.Map<String, String> env) {
         try {
-            process = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            ProcessBuilder pb = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
+            pb.environment().putAll(env);
+            process = pb.start();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -36,6 +42,23 @@ final class ChildProcess implements AutoCloseable {
                 // gone
             }
         });
+    }
+
+    private static List<String> javaCommand(Class<?> main, String... args) {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "--enable-native-access=ALL-UNNAMED", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+            "-cp", System.getProperty("java.class.path"), main.getName()));
+        cmd.addAll(List.of(args));
+        return cmd;
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    /** Waits for the child to exit (at most {@code seconds}); its exit status, or -1 if it is still running. */
+    int waitFor(long seconds) throws InterruptedException {
+        return process.waitFor(seconds, TimeUnit.SECONDS) ? process.exitValue() : -1;
     }
 
     String await(String prefix, long seconds) throws InterruptedException {

@@ -33,9 +33,12 @@ public final class Torture {
     static final long PERMANENT_SIZE = 64 * 1024;
     static final long CAPACITY = 256L << 20;
 
-    /** What a run found. */
+    /**
+     * What a run found. {@code pythonKills} of the {@code kills} were of Python workers; {@code maxPythonReclaimMillis}
+     * is the longest wait, after killing one, until no object of its namespace was pinned or unsealed.
+     */
     public record Result(int kills, int daemonKills, long objectsVerified, long maxReclaimMillis, long maxProbeMillis,
-                         List<String> problems) {
+                         int pythonKills, long maxPythonReclaimMillis, List<String> problems) {
         public boolean ok() {
             return problems.isEmpty();
         }
@@ -43,11 +46,13 @@ public final class Torture {
         String json() {
             return "{\"kills\":" + kills + ",\"daemon_kills\":" + daemonKills + ",\"objects_verified\":" + objectsVerified
                 + ",\"max_reclaim_ms\":" + maxReclaimMillis + ",\"max_probe_ms\":" + maxProbeMillis
+                + ",\"python_kills\":" + pythonKills + ",\"max_python_reclaim_ms\":" + maxPythonReclaimMillis
                 + ",\"problems\":" + problems.size() + ",\"ok\":" + ok() + "}";
         }
     }
 
     private final int workers;
+    private final int javaWorkers;
     private final int kills;
     private final long deadlineNanos;
     private final boolean killDaemon;
@@ -56,6 +61,12 @@ public final class Torture {
     private final Path dir = scratch.path();
     private final List<String> problems = new ArrayList<>();
     private final ChildProcess[] running;
+    /** Client slots each running worker takes (a Python client may take more than one: its own and its session). */
+    private final int[] slotsOf;
+    private Python python;
+    private int expectedClients;
+    private int pythonKills;
+    private long maxPythonReclaim;
     private DepotServer server;
     private ChildProcess daemon;
     private DepotClient depot;
@@ -63,23 +74,31 @@ public final class Torture {
     private long maxReclaim;
     private long maxProbe;
 
-    Torture(int workers, int kills, long minutes, boolean killDaemon, long seed) {
-        this.workers = workers;
+    Torture(int workers, int pythonWorkers, int kills, long minutes, boolean killDaemon, long seed) {
+        this.workers = workers + pythonWorkers;
+        this.javaWorkers = workers;
         this.kills = kills;
         this.deadlineNanos = minutes > 0 ? System.nanoTime() + minutes * 60_000_000_000L : Long.MAX_VALUE;
         this.killDaemon = killDaemon;
         this.rnd = new SplittableRandom(seed);
-        this.running = new ChildProcess[workers];
+        this.running = new ChildProcess[this.workers];
+        this.slotsOf = new int[this.workers];
     }
 
     public static void main(String[] args) throws Exception {
+        if (List.of(args).contains("--overlap")) {
+            Overlap.main(args);
+            return;
+        }
         int workers = 3;
+        int pythonWorkers = 0;
         int kills = 50;
         long minutes = 0;
         boolean killDaemon = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--workers" -> workers = Integer.parseInt(args[++i]);
+                case "--python" -> pythonWorkers = Integer.parseInt(args[++i]);
                 case "--kills" -> kills = Integer.parseInt(args[++i]);
                 case "--minutes" -> {
                     minutes = Long.parseLong(args[++i]);
@@ -87,12 +106,13 @@ public final class Torture {
                 }
                 case "--kill-daemon" -> killDaemon = true;
                 default -> {
-                    System.err.println("usage: torture [--kills N | --minutes M] [--workers K] [--kill-daemon]");
+                    System.err.println("usage: torture [--kills N | --minutes M] [--workers K] [--python P]"
+                        + " [--kill-daemon] | --overlap ...");
                     System.exit(2);
                 }
             }
         }
-        Result r = run(workers, kills, minutes, killDaemon, System.nanoTime());
+        Result r = run(workers, pythonWorkers, kills, minutes, killDaemon, System.nanoTime());
         r.problems().forEach(p -> System.out.println("PROBLEM " + p));
         System.out.println(r.json());
         System.exit(r.ok() ? 0 : 1);
@@ -100,7 +120,16 @@ public final class Torture {
 
     /** Runs the torture; the store directory is removed and every child reaped before it returns. */
     public static Result run(int workers, int kills, long minutes, boolean killDaemon, long seed) throws Exception {
-        Torture t = new Torture(workers, kills, minutes, killDaemon, seed);
+        return run(workers, 0, kills, minutes, killDaemon, seed);
+    }
+
+    /**
+     * As {@link #run(int, int, long, boolean, long)} with {@code pythonWorkers} Python clients
+     * ({@code torture_worker.py}) among the workers, killed like the others.
+     */
+    public static Result run(int workers, int pythonWorkers, int kills, long minutes, boolean killDaemon, long seed)
+        throws Exception {
+        Torture t = new Torture(workers, pythonWorkers, kills, minutes, killDaemon, seed);
         try {
             return t.runCycles();
         } finally {
@@ -109,8 +138,12 @@ public final class Torture {
     }
 
     private Result runCycles() throws Exception {
+        if (workers > javaWorkers) {
+            python = new Python();
+        }
         startDaemon();
         depot = killDaemon ? DepotClient.open(dir) : server.client();
+        expectedClients = killDaemon ? 2 : 1;
         for (int i = 0; i < PERMANENT; i++) {
             ObjectId id = ObjectId.of("perm-" + i);
             try (ObjectWriter w = depot.create(id, PERMANENT_SIZE)) {
@@ -128,6 +161,7 @@ public final class Torture {
             collectWorkerReports();
             int victim = rnd.nextInt(workers);
             running[victim].kill();
+            expectedClients -= slotsOf[victim];
             done++;
             if (killDaemon && done % 5 == 0) {
                 daemon.kill();
@@ -135,33 +169,70 @@ public final class Torture {
                 startDaemon();
             }
             probe();
-            awaitReclaimed(workers - 1);
+            if (victim >= javaWorkers) {
+                pythonKills++;
+                awaitPythonReclaimed(victim);
+            }
+            awaitReclaimed();
             verifyAll();
             startWorker(victim);
         }
-        for (ChildProcess w : running) {
-            w.kill();
+        for (int k = 0; k < workers; k++) {
+            running[k].kill();
+            expectedClients -= slotsOf[k];
         }
         collectWorkerReports();
-        awaitReclaimed(0);
+        awaitReclaimed();
         checkNoLeaks();
-        return new Result(done, daemonKills, verified, maxReclaim, maxProbe, List.copyOf(problems));
+        return new Result(done, daemonKills, verified, maxReclaim, maxProbe, pythonKills, maxPythonReclaim,
+            List.copyOf(problems));
     }
 
     private void startDaemon() throws InterruptedException {
         if (killDaemon) {
-            daemon = new ChildProcess(DaemonProcess.class, dir.toString(), Long.toString(CAPACITY));
+            daemon = new ChildProcess(DaemonProcess.class, dir.toString(), Long.toString(CAPACITY),
+                Boolean.toString(python != null));
             daemon.await("ready", 60);
         } else {
             server = DepotServer.start(ServerConfig.defaults().withDirectory(dir).withCapacity(CAPACITY)
-                .withControlSocket(false), msg -> { });
+                .withControlSocket(python != null), msg -> { });
         }
     }
 
     private void startWorker(int slot) throws InterruptedException {
-        running[slot] = new ChildProcess(TortureWorker.class, dir.toString(), Integer.toString(slot),
-            Long.toString(rnd.nextLong()), Integer.toString(PERMANENT));
+        int before = depot.stats().clientCount();
+        if (slot < javaWorkers) {
+            running[slot] = new ChildProcess(TortureWorker.class, dir.toString(), Integer.toString(slot),
+                Long.toString(rnd.nextLong()), Integer.toString(PERMANENT));
+        } else {
+            running[slot] = python.start("torture_worker.py", dir.toString(), Integer.toString(slot),
+                Long.toString(rnd.nextLong() & Long.MAX_VALUE), Integer.toString(PERMANENT));
+        }
         running[slot].await("started", 60);
+        // Nothing else registers or leaves meanwhile: the other workers are running, the dead one is reclaimed.
+        slotsOf[slot] = depot.stats().clientCount() - before;
+        expectedClients += slotsOf[slot];
+    }
+
+    /**
+     * After a Python worker's kill: waits until no object of its namespace is pinned or unsealed (only it
+     * pinned or created them), which the daemon does within a second.
+     */
+    private void awaitPythonReclaimed(int slot) throws InterruptedException {
+        java.util.Set<ObjectId> mine = new java.util.HashSet<>();
+        for (int n = 0; n < 40; n++) {
+            mine.add(ObjectId.of("p" + slot + "-" + n));
+        }
+        long start = System.nanoTime();
+        while (depot.list().stream().anyMatch(o -> mine.contains(o.id())
+            && (o.pinCount() > 0 || o.state() == ObjectState.CREATING))) {
+            if (System.nanoTime() - start > 30_000_000_000L) {
+                problems.add("a killed Python worker's pins or unsealed objects were not reclaimed within 30 s");
+                return;
+            }
+            Thread.sleep(5);
+        }
+        maxPythonReclaim = Math.max(maxPythonReclaim, (System.nanoTime() - start) / 1_000_000);
     }
 
     private void collectWorkerReports() {
@@ -192,9 +263,9 @@ public final class Torture {
         maxProbe = Math.max(maxProbe, (System.nanoTime() - start) / 1_000_000);
     }
 
-    /** Waits until only the driver, the daemon and {@code liveWorkers} clients are registered. */
-    private void awaitReclaimed(int liveWorkers) throws InterruptedException {
-        int expected = liveWorkers + (killDaemon ? 2 : 1);
+    /** Waits until only the driver, the daemon and the live workers' client slots are registered. */
+    private void awaitReclaimed() throws InterruptedException {
+        int expected = expectedClients;
         long start = System.nanoTime();
         while (depot.stats().clientCount() > expected) {
             if (System.nanoTime() - start > 30_000_000_000L) {
@@ -282,6 +353,9 @@ public final class Torture {
         }
         if (daemon != null) {
             daemon.kill();
+        }
+        if (python != null) {
+            python.close();
         }
         scratch.close();
     }

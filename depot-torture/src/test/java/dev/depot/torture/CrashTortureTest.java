@@ -21,4 +21,12 @@ class CrashTortureTest {
         assertTrue(r.ok(), () -> String.join("\n", r.problems()));
         assertEquals(2, r.daemonKills());
     }
+
+    @Test
+    void shouldReclaimThePinsAndUnsealedObjectsOfKilledPythonClients() throws Exception {
+        Torture.Result r = Torture.run(1, 2, 5, 0, false, 5);
+        assertTrue(r.ok(), () -> String.join("\n", r.problems()));
+        assertEquals(5, r.kills());
+        assertTrue(r.pythonKills() > 0, r::toString);
+    }
 }

@@ -38,8 +38,17 @@ public final class ChildJvm implements AutoCloseable {
         return startWith(List.of(), mainClass, args);
     }
 
+    /** As {@link #start}, with the child's stderr merged into the stdout lines that {@link #awaitLine} reads. */
+    public static ChildJvm startMergingStderr(Class<?> mainClass, String... args) {
+        return start(List.of(), true, mainClass, args);
+    }
+
     /** As {@link #start} with extra JVM options (for example {@code -Xint} to stress under the interpreter). */
     public static ChildJvm startWith(List<String> jvmOptions, Class<?> mainClass, String... args) {
+        return start(jvmOptions, false, mainClass, args);
+    }
+
+    private static ChildJvm start(List<String> jvmOptions, boolean mergeStderr, Class<?> mainClass, String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("--enable-native-access=ALL-UNNAMED");
@@ -51,7 +60,13 @@ public final class ChildJvm implements AutoCloseable {
         cmd.add(mainClass.getName());
         cmd.addAll(List.of(args));
         try {
-            return new ChildJvm(new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start());
+            ProcessBuilder pb = new ProcessBuilder(cmd);
+            if (mergeStderr) {
+                pb.redirectErrorStream(true);
+            } else {
+                pb.redirectError(ProcessBuilder.Redirect.INHERIT);
+            }
+            return new ChildJvm(pb.start());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -240,7 +240,10 @@ public final class HeapAllocator {
         long prev = 0;
         long used = 0;
         long freeBlocks = 0;
+        long hand = header.get(ValueLayout.JAVA_LONG, EVICTION_HAND_OFFSET);
+        boolean handOnBoundary = hand == 0;
         while (offset < heapLength) {
+            handOnBoundary |= offset == hand;
             long raw = heap.get(ValueLayout.JAVA_LONG, offset + SIZE_OFFSET);
             long size = raw & ~FREE_BIT;
             if (size < ALIGNMENT || (size & (ALIGNMENT - 1)) != 0 || size > heapLength - offset) {
@@ -258,6 +261,9 @@ public final class HeapAllocator {
             }
             prev = size;
             offset += size;
+        }
+        if (!handOnBoundary) {
+            problems.add("the eviction hand at " + hand + " is not at a block boundary");
         }
         long listed = 0;
         for (int b = 0; b < FREE_BINS; b++) {

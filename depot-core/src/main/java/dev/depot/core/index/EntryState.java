@@ -40,6 +40,11 @@ public enum EntryState {
         this.code = code;
     }
 
+    /** True when {@code code} is the code of a state (anything else in shared memory is corruption). */
+    public static boolean isKnown(int code) {
+        return code >= 0 && code < BY_CODE.length;
+    }
+
     /** Decodes a state read from shared memory; an unknown code means corruption. */
     public static EntryState of(int code) {
         if (code < 0 || code >= BY_CODE.length) {

@@ -89,6 +89,16 @@ public final class IndexEntryDescriptor {
         return ((long) generation << GENERATION_SHIFT) | ((long) (owner & OWNER_MASK) << OWNER_SHIFT) | state.code;
     }
 
+    /** The state code of a state word, undecoded (possibly unknown: corruption). */
+    public static int stateCode(long stateWord) {
+        return (int) (stateWord & 0xff);
+    }
+
+    /** True when the state word's code is a known state (see {@link EntryState#isKnown}). */
+    public static boolean hasKnownState(long stateWord) {
+        return EntryState.isKnown(stateCode(stateWord));
+    }
+
     public static long stateWord(int generation, int owner, EntryState state, int flags) {
         return stateWord(generation, owner, state) | ((long) (flags & FLAGS_MASK) << FLAGS_SHIFT);
     }
@@ -107,7 +117,7 @@ public final class IndexEntryDescriptor {
     }
 
     public static EntryState state(long stateWord) {
-        return EntryState.of((int) (stateWord & 0xff));
+        return EntryState.of(stateCode(stateWord));
     }
 
     public static int owner(long stateWord) {

@@ -4,6 +4,7 @@ import static dev.depot.core.index.IndexEntryDescriptor.*;
 
 import dev.depot.core.clients.ClientTableDescriptor;
 import dev.depot.core.memory.Atomics;
+import dev.depot.errors.StoreFormatException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
@@ -54,12 +55,31 @@ public final class ObjectIndex {
         return home(entries.get(LONG_LE, base), entries.get(LONG_LE, base + ID_W1_POSITION));
     }
 
+    /**
+     * The state word of {@code slot} (acquire).
+     *
+     * @throws StoreFormatException naming the slot when its state code is unknown (corruption)
+     */
     public long stateWordAcquire(int slot) {
-        return Atomics.getLongAcquire(entries, entryOffset(slot) + STATE_WORD_OFFSET);
+        return checkedStateWord(slot, Atomics.getLongAcquire(entries, entryOffset(slot) + STATE_WORD_OFFSET));
     }
 
+    /** As {@link #stateWordAcquire}, volatile. */
     public long stateWordVolatile(int slot) {
+        return checkedStateWord(slot, Atomics.getLongVolatile(entries, entryOffset(slot) + STATE_WORD_OFFSET));
+    }
+
+    /** The state word as stored, unchecked (volatile): for recovery and the doctor, which drop corrupt entries. */
+    public long rawStateWordVolatile(int slot) {
         return Atomics.getLongVolatile(entries, entryOffset(slot) + STATE_WORD_OFFSET);
+    }
+
+    private static long checkedStateWord(int slot, long sw) {
+        if (!hasKnownState(sw)) {
+            throw new StoreFormatException("index slot " + slot + " is corrupt: unknown state code " + stateCode(sw)
+                + "; run `depot doctor` to drop the entry");
+        }
+        return sw;
     }
 
     public boolean compareAndSetStateWord(int slot, long expected, long value) {

@@ -25,6 +25,10 @@ public final class Doctor {
     private Doctor() {
     }
 
+    /**
+     * Examines the store in {@code dir}; with {@code repair}, repairs what the daemon's recovery repairs (and
+     * says so only when something was wrong).
+     */
     public static Report examine(Path dir, boolean repair) throws IOException {
         List<String> findings = new ArrayList<>();
         List<String> repaired = new ArrayList<>();
@@ -44,23 +48,52 @@ public final class Doctor {
                         + ", which is gone");
                 }
             }
+            if (!repair) {
+                findings.addAll(inspect(store));
+                return new Report(findings, repaired, false);
+            }
+            // Recovery first: it drops corrupt entries, which settling dead clients would otherwise trip over.
+            List<String> heap = new ArrayList<>();
             store.lockAndRecover();
             try {
-                findings.addAll(store.allocator.check());
+                heap.addAll(store.allocator.check());
             } finally {
                 store.releaseLock();
             }
-            if (repair) {
-                int reaped = store.reapDeadClients();
-                if (reaped > 0) {
-                    repaired.add("reclaimed " + reaped + " dead client(s)");
-                }
-                List<String> dropped = store.recover();
-                findings.addAll(dropped);
+            List<String> dropped = store.recover();
+            findings.addAll(heap);
+            findings.addAll(dropped);
+            if (!heap.isEmpty() || !dropped.isEmpty()) {
                 repaired.add("rebuilt the heap metadata from the index" + (dropped.isEmpty() ? ""
                     : " and dropped " + dropped.size() + " corrupt entr" + (dropped.size() == 1 ? "y" : "ies")));
             }
+            int reaped = store.reapDeadClients();
+            if (reaped > 0) {
+                repaired.add("reclaimed " + reaped + " dead client(s)");
+            }
         }
         return new Report(findings, repaired, false);
+    }
+
+    /**
+     * Everything recovery would repair, found without changing anything: entries it would drop, and heap
+     * metadata that disagrees with itself. A lock left by a dead holder is reported and left for the next holder
+     * to rebuild (marked so), not rebuilt here.
+     */
+    private static List<String> inspect(Store store) {
+        List<String> found = new ArrayList<>();
+        if (store.lock.acquire(store.me())) {
+            found.add("the allocator lock was left by a process that died holding it; the next change (or"
+                + " `depot doctor`) rebuilds the heap metadata");
+            store.lock.releaseForRebuild(store.me());
+            return found;
+        }
+        try {
+            found.addAll(new Recovery(store).inspectUnderLock());
+            found.addAll(store.allocator.check());
+        } finally {
+            store.releaseLock();
+        }
+        return found;
     }
 }

@@ -47,17 +47,15 @@ final class Eviction {
             if (best == null) {
                 return -1;
             }
+            // Set before the frees: a free that merges the block at the hand into its neighbour moves the hand
+            // to the merged block's start, so it always names a block boundary.
+            store.allocator.setEvictionHand(best.end);
             boolean all = evictAll(best.victims, best.victimCount);
             long block = store.allocator.allocate(blockSize);
-            if (block >= 0) {
-                store.allocator.setEvictionHand(best.end);
-                return block;
-            }
-            if (all) {
-                return -1;  // cannot happen: the window's blocks coalesce into one of blockSize or more
+            if (block >= 0 || all) {
+                return block;  // all evicted: the window's blocks coalesced into one of blockSize or more
             }
             // A victim was pinned or deleted meanwhile: look again from after the window.
-            store.allocator.setEvictionHand(best.end);
         }
         return -1;
     }

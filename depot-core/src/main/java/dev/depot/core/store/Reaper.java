@@ -1,5 +1,6 @@
 package dev.depot.core.store;
 
+import static dev.depot.core.index.IndexEntryDescriptor.hasKnownState;
 import static dev.depot.core.index.IndexEntryDescriptor.owner;
 import static dev.depot.core.index.IndexEntryDescriptor.state;
 import static dev.depot.core.index.IndexEntryDescriptor.withState;
@@ -99,18 +100,14 @@ public final class Reaper {
     private boolean ownsEntries(int client) {
         var index = store.index;
         for (int slot = 0; slot < index.slots(); slot++) {
-            long sw = index.stateWordAcquire(slot);
-            if (owner(sw) != client) {
-                continue;
+            long sw = index.rawStateWordVolatile(slot);
+            if (owner(sw) != client || !hasKnownState(sw)) {
+                continue;  // not ours, or corrupt (not ours to settle: recovery drops it)
             }
-            EntryState st;
-            try {
-                st = state(sw);
-            } catch (IllegalStateException corrupt) {
-                continue;  // not ours to settle: recovery drops it
-            }
+            EntryState st = state(sw);
             // The states settleEntriesOf settles: an entry in one of them that names us is ours to settle.
-            if (st == EntryState.CREATING || st == EntryState.EVICTING || st == EntryState.DELETING) {
+            if (st == EntryState.CREATING || st == EntryState.EVICTING || st == EntryState.DELETING
+                || st == EntryState.RESTORING) {
                 return true;
             }
         }
@@ -121,11 +118,11 @@ public final class Reaper {
     private void settleEntriesOf(int client) {
         var index = store.index;
         for (int slot = 0; slot < index.slots(); slot++) {
-            long sw = index.stateWordVolatile(slot);
-            EntryState st = state(sw);
-            if (!st.isLive() || owner(sw) != client) {
-                continue;
+            long sw = index.rawStateWordVolatile(slot);
+            if (owner(sw) != client || !hasKnownState(sw)) {
+                continue;  // not this client's, or corrupt: recovery drops it
             }
+            EntryState st = state(sw);
             switch (st) {
                 case CREATING -> store.freeEntryUnderLock(slot);
                 case EVICTING -> index.putStateWordRelease(slot,

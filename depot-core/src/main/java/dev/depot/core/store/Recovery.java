@@ -56,7 +56,7 @@ public final class Recovery {
         long kept = 0;
         long keptBytes = 0;
         for (int slot = 0; slot < index.slots(); slot++) {
-            long sw = index.stateWordVolatile(slot);
+            long sw = index.rawStateWordVolatile(slot);
             EntryState st;
             try {
                 st = state(sw);
@@ -96,12 +96,9 @@ public final class Recovery {
             long dataLength = index.dataLength(slot);
             int metadataLength = index.metadataLength(slot);
             long size = HeapBlockDescriptor.blockSizeFor(dataLength, metadataLength);
-            // dataLength is checked against the heap before size is trusted: a huge one overflows the sum.
-            if (block < 0 || (block & (HeapBlockDescriptor.ALIGNMENT - 1)) != 0 || dataLength < 0
-                || dataLength > heapLength || metadataLength < 0 || metadataLength > Store.MAX_METADATA_LENGTH
-                || size > heapLength - block) {
-                problems.add("index slot " + slot + ": block offset " + block + " data " + dataLength + " metadata "
-                    + metadataLength + " does not fit the heap of " + heapLength + " bytes; entry dropped");
+            String misfit = misfit(slot, block, dataLength, metadataLength, heapLength);
+            if (misfit != null) {
+                problems.add(misfit + "; entry dropped");
                 index.putStateWordRelease(slot, stateWord(generation(sw), 0, EntryState.TOMBSTONE));
                 continue;
             }
@@ -129,6 +126,65 @@ public final class Recovery {
         Atomics.putLongVolatile(store.header, SPILLED_OBJECTS_OFFSET, spilled);
         Atomics.putLongVolatile(store.header, PENDING_DELETES_OFFSET, pending);
         return problems;
+    }
+
+    /**
+     * What the daemon's recovery would drop, found without changing anything ({@code depot doctor --check}):
+     * entries with an unknown state, entries whose block does not fit the heap, and entries that overlap another.
+     * Under the allocator lock (so that no create or free moves entries meanwhile).
+     */
+    public List<String> inspectUnderLock() {
+        var index = store.index;
+        long heapLength = store.layout.heapLength();
+        List<long[]> blocks = new ArrayList<>();
+        for (int slot = 0; slot < index.slots(); slot++) {
+            long sw = index.rawStateWordVolatile(slot);
+            EntryState st;
+            try {
+                st = state(sw);
+            } catch (IllegalStateException e) {
+                problems.add("index slot " + slot + ": " + e.getMessage() + "; recovery drops the entry");
+                continue;
+            }
+            if (!st.isLive() || st.isSpilled()) {
+                continue;  // a spilled entry holds no block (RESTORING does: its block is being filled)
+            }
+            if (st == EntryState.RESTORING && owner(sw) != store.me() && !store.clients.isAlive(owner(sw))) {
+                continue;  // recovery puts it back to SPILLED, block and all
+            }
+            long block = index.blockOffset(slot);
+            long dataLength = index.dataLength(slot);
+            int metadataLength = index.metadataLength(slot);
+            String misfit = misfit(slot, block, dataLength, metadataLength, heapLength);
+            if (misfit != null) {
+                problems.add(misfit + "; recovery drops the entry");
+                continue;
+            }
+            blocks.add(new long[] {block, HeapBlockDescriptor.blockSizeFor(dataLength, metadataLength), slot});
+        }
+        blocks.sort((a, b) -> Long.compare(a[0], b[0]));
+        long end = 0;
+        for (long[] b : blocks) {
+            if (b[0] < end) {
+                problems.add("index slot " + b[2] + ": block " + b[0] + ".." + (b[0] + b[1])
+                    + " overlaps another object; recovery drops the entry");
+                continue;
+            }
+            end = b[0] + b[1];
+        }
+        return problems;
+    }
+
+    /** Why an entry's block does not fit the heap, or null when it does. */
+    static String misfit(int slot, long block, long dataLength, int metadataLength, long heapLength) {
+        // dataLength is checked against the heap before the block size is trusted: a huge one overflows the sum.
+        if (block < 0 || (block & (HeapBlockDescriptor.ALIGNMENT - 1)) != 0 || dataLength < 0
+            || dataLength > heapLength || metadataLength < 0 || metadataLength > Store.MAX_METADATA_LENGTH
+            || HeapBlockDescriptor.blockSizeFor(dataLength, metadataLength) > heapLength - block) {
+            return "index slot " + slot + ": block offset " + block + " data " + dataLength + " metadata "
+                + metadataLength + " does not fit the heap of " + heapLength + " bytes";
+        }
+        return null;
     }
 
     /** Names each allocated block's index slot in its header, for the eviction hand. */

@@ -90,9 +90,14 @@ public final class Spilling {
         return Atomics.getLongVolatile(header, SPILL_WANTED_BYTES_OFFSET);
     }
 
-    /** Clears the request the spiller served, unless a larger one came meanwhile. */
-    public void clearWanted(long served) {
-        Atomics.compareAndSetLong(header, SPILL_WANTED_BYTES_OFFSET, served, 0);
+    /**
+     * Clears the request the spiller served (unless a larger one came meanwhile), then wakes every waiting
+     * create: one whose request merged into the one served (same size) retries, and asks again if it still
+     * does not fit, so no request is lost.
+     */
+    public void served(long wanted) {
+        Atomics.compareAndSetLong(header, SPILL_WANTED_BYTES_OFFSET, wanted, 0);
+        store.spaceMayHaveFreed();
     }
 
     /** Records why the spiller cannot help (a {@code SPILL_ERROR_*} code, 0 for none) and wakes waiting creates. */

@@ -14,7 +14,6 @@ import dev.depot.core.index.EntryState;
 import dev.depot.core.index.IndexEntryDescriptor;
 import dev.depot.core.index.ObjectIndex;
 import dev.depot.core.memory.Atomics;
-import dev.depot.core.memory.Bounds;
 import dev.depot.core.sys.Native;
 import dev.depot.core.sys.ProcessIdentity;
 import dev.depot.errors.DepotException;
@@ -174,6 +173,11 @@ public final class Store implements AutoCloseable {
         return file.path().getParent();
     }
 
+    /** The store file's length now ({@link StoreFile#currentLength}): below the layout's means truncated. */
+    public long fileLengthNow() {
+        return file.currentLength();
+    }
+
     /** The shared-memory steps of spilling and restoring, for the daemon's spiller. */
     public Spilling spilling() {
         checkOpen();
@@ -233,32 +237,55 @@ public final class Store implements AutoCloseable {
         int entryFlags = (flags & CREATE_KEEP) != 0 ? IndexEntryDescriptor.FLAG_KEEP : 0;
         long start = System.nanoTime();
         CreateFailure failure = new CreateFailure();
-        while (true) {
-            int sequence;
-            lockAndRecover();
-            try {
-                long record = tryCreateUnderLock(w0, w1, w2, dataLength, blockSize, metadata, evict, entryFlags, idText,
-                    failure);
-                if (record != 0) {
-                    return record;
+        boolean counted = false;
+        try {
+            while (true) {
+                int sequence;
+                lockAndRecover();
+                try {
+                    long record = tryCreateUnderLock(w0, w1, w2, dataLength, blockSize, metadata, evict, entryFlags,
+                        idText, failure);
+                    if (record != 0) {
+                        return record;
+                    }
+                    // Read under the lock: every free bumps it under the lock, so one after this read ends the wait.
+                    sequence = Atomics.getIntVolatile(header, SPACE_SEQUENCE_OFFSET);
+                } finally {
+                    lock.release(me);
                 }
-                // Read under the lock: every free bumps it under the lock, so one after this read ends the wait.
-                sequence = Atomics.getIntVolatile(header, SPACE_SEQUENCE_OFFSET);
-            } finally {
-                lock.release(me);
+                long waited = System.nanoTime() - start;
+                boolean spillCanHelp = failure.spillable() && spillerIsOn()
+                    && Atomics.getIntVolatile(header, SPILL_ERROR_OFFSET) == 0;
+                long limit = timeoutNanos < 0 ? Long.MAX_VALUE
+                    : Math.max(timeoutNanos, spillCanHelp ? SPILL_WAIT_NANOS : 0);
+                if (waited >= limit) {
+                    throw failure.exception(idText, dataLength, evict, spillerIsOn() ? spillError() : null);
+                }
+                if (!counted) {
+                    // Count ourselves before the attempt whose sequence we sleep on: an unpin or seal after it
+                    // then sees the count and bumps the word (frees bump it always).
+                    countSpaceWaiter(evict, 1);
+                    counted = true;
+                    continue;
+                }
+                if (spillCanHelp) {
+                    requestSpill(blockSize);
+                }
+                // The kernel compares the word with the sequence read under the lock before sleeping.
+                Native.futexWait(header.address() + SPACE_SEQUENCE_OFFSET, sequence,
+                    limit == Long.MAX_VALUE ? -1 : limit - waited);
             }
-            long waited = System.nanoTime() - start;
-            boolean spillCanHelp = failure.spillable() && spillerIsOn()
-                && Atomics.getIntVolatile(header, SPILL_ERROR_OFFSET) == 0;
-            long limit = timeoutNanos < 0 ? Long.MAX_VALUE
-                : Math.max(timeoutNanos, spillCanHelp ? SPILL_WAIT_NANOS : 0);
-            if (waited >= limit) {
-                throw failure.exception(idText, dataLength, evict, spillerIsOn() ? spillError() : null);
+        } finally {
+            if (counted) {
+                countSpaceWaiter(evict, -1);
             }
-            if (spillCanHelp) {
-                requestSpill(blockSize);
-            }
-            awaitSpace(sequence, limit == Long.MAX_VALUE ? -1 : limit - waited);
+        }
+    }
+
+    private void countSpaceWaiter(boolean evict, int delta) {
+        Atomics.getAndAddInt(header, SPACE_WAITERS_OFFSET, delta);
+        if (evict) {
+            Atomics.getAndAddInt(header, EVICTING_SPACE_WAITERS_OFFSET, delta);
         }
     }
 
@@ -355,18 +382,6 @@ public final class Store implements AutoCloseable {
         Native.futexWakeAll(header.address() + SPILL_REQUEST_SEQUENCE_OFFSET);
     }
 
-    /** Sleeps until the space sequence moves on from {@code sequence}, or the time passes (negative: no limit). */
-    private void awaitSpace(int sequence, long timeoutNanos) {
-        Atomics.getAndAddInt(header, SPACE_WAITERS_OFFSET, 1);
-        try {
-            // Dekker with spaceMayHaveFreed: we count ourselves, then the kernel re-checks the word; a freer bumps
-            // the word, then reads the count. One of the two sees the other.
-            Native.futexWait(header.address() + SPACE_SEQUENCE_OFFSET, sequence, timeoutNanos);
-        } finally {
-            Atomics.getAndAddInt(header, SPACE_WAITERS_OFFSET, -1);
-        }
-    }
-
     /** Bumps the space sequence and wakes waiting creates: room may have been made. */
     void spaceMayHaveFreed() {
         Atomics.getAndAddInt(header, SPACE_SEQUENCE_OFFSET, 1);
@@ -375,9 +390,13 @@ public final class Store implements AutoCloseable {
         }
     }
 
-    /** As {@link #spaceMayHaveFreed} but only while a create waits: for unpins and seals, which free nothing. */
+    /**
+     * As {@link #spaceMayHaveFreed} but only while a create that may evict waits: for unpins and seals, which free
+     * nothing but make an object evictable. A waiting NO_EVICT create is not woken for them (it would only take
+     * the lock, fail and sleep again, in the way of the delete it waits for).
+     */
     private void spaceMayHaveFreedIfWaited() {
-        if (Atomics.getIntVolatile(header, SPACE_WAITERS_OFFSET) > 0) {
+        if (Atomics.getIntVolatile(header, EVICTING_SPACE_WAITERS_OFFSET) > 0) {
             spaceMayHaveFreed();
         }
     }
@@ -581,18 +600,27 @@ public final class Store implements AutoCloseable {
     }
 
     private long checkedDataStart(int slot) {
-        long start = index.blockOffset(slot) + HeapBlockDescriptor.HEADER_LENGTH;
-        Bounds.checkRange("object data of index slot " + slot, start, index.dataLength(slot), layout.heapLength());
-        return start;
+        long block = index.blockOffset(slot);
+        checkFits(slot, block);
+        return block + HeapBlockDescriptor.HEADER_LENGTH;
     }
 
     public MemorySegment metadata(int slot) {
         long block = index.blockOffset(slot);
-        long dataLength = index.dataLength(slot);
-        int length = index.metadataLength(slot);
-        long start = block + HeapBlockDescriptor.HEADER_LENGTH + dataLength;
-        Bounds.checkRange("object metadata of index slot " + slot, start, length, layout.heapLength());
-        return heap.asSlice(start, length);
+        checkFits(slot, block);
+        return heap.asSlice(block + HeapBlockDescriptor.HEADER_LENGTH + index.dataLength(slot), index.metadataLength(slot));
+    }
+
+    /**
+     * The index is untrusted: an entry whose block (data and metadata) does not lie inside the heap is corruption,
+     * reported naming the slot, the same check recovery drops such entries by.
+     */
+    private void checkFits(int slot, long block) {
+        String misfit = Recovery.misfit(slot, block, index.dataLength(slot), index.metadataLength(slot), layout.heapLength());
+        if (misfit != null) {
+            throw new dev.depot.errors.StoreFormatException("the store at " + directory() + " is corrupt: " + misfit
+                + "; run `depot doctor` to drop the entry");
+        }
     }
 
     /** Offset in the store file of an object's data (for clients that map the file themselves). */

@@ -35,12 +35,15 @@ public final class StoreFile implements AutoCloseable {
     private final Arena arena;
     private final MemorySegment mapping;
     private final StoreLayout layout;
+    /** What fstat said of the mapped file when it was opened: its device and inode identify it later. */
+    private final Native.FileStatus opened;
 
-    private StoreFile(Path path, Arena arena, MemorySegment mapping, StoreLayout layout) {
+    private StoreFile(Path path, Arena arena, MemorySegment mapping, StoreLayout layout, Native.FileStatus opened) {
         this.path = path;
         this.arena = arena;
         this.mapping = mapping;
         this.layout = layout;
+        this.opened = opened;
     }
 
     public static Path fileIn(Path dir) {
@@ -113,7 +116,7 @@ public final class StoreFile implements AutoCloseable {
             throw e;
         }
         Files.delete(tmp);
-        return new StoreFile(target, file.arena, file.mapping, layout);
+        return new StoreFile(target, file.arena, file.mapping, layout, file.opened);
     }
 
     private static void removeIfEmpty(Path dir, Throwable failure) {
@@ -170,9 +173,14 @@ public final class StoreFile implements AutoCloseable {
 
     /**
      * Reads the daemon identity from the header of the store in {@code dir} without mapping it or registering;
-     * 0 when there is no readable store.
+     * 0 when there is no readable store, or none this user may trust ({@link StoreAccess}).
      */
     public static long probeDaemonIdentity(Path dir) {
+        try {
+            StoreAccess.checkDirectory(dir);
+        } catch (IOException | DepotException untrusted) {
+            return 0;  // nothing in it is believed; opening it says why
+        }
         try (FileChannel ch = FileChannel.open(fileIn(dir), StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
             java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(Long.BYTES).order(java.nio.ByteOrder.nativeOrder());
             if (ch.read(b, DAEMON_IDENTITY_OFFSET) != Long.BYTES) {
@@ -207,9 +215,10 @@ public final class StoreFile implements AutoCloseable {
     }
 
     private static StoreFile map(int fd, Path p, long size) throws IOException {
+        Native.FileStatus st = Native.fstat(fd);
         Arena arena = Arena.ofShared();
         try {
-            return new StoreFile(p, arena, Native.mapShared(fd, size, arena), null);
+            return new StoreFile(p, arena, Native.mapShared(fd, size, arena), null, st);
         } catch (IOException | RuntimeException e) {
             arena.close();
             throw new IOException("cannot map " + p + ": " + e.getMessage(), e);
@@ -217,7 +226,7 @@ public final class StoreFile implements AutoCloseable {
     }
 
     private StoreFile withLayout(StoreLayout l) {
-        return new StoreFile(path, arena, mapping, l);
+        return new StoreFile(path, arena, mapping, l, opened);
     }
 
     public Path path() {
@@ -246,6 +255,24 @@ public final class StoreFile implements AutoCloseable {
 
     public MemorySegment heap() {
         return mapping.asSlice(layout.heapOffset(), layout.heapLength());
+    }
+
+    /**
+     * The length the mapped file has now, or -1 when the store path no longer names the file that was mapped
+     * (removed or replaced: then its length cannot be seen from here). A length below the layout's means the
+     * file was truncated under the mapping: touching the lost pages faults (SIGBUS, an {@code InternalError} in
+     * Java).
+     */
+    public long currentLength() {
+        try {
+            var a = Files.readAttributes(path, "unix:dev,ino,size", LinkOption.NOFOLLOW_LINKS);
+            if (((Number) a.get("ino")).longValue() != opened.inode() || ((Number) a.get("dev")).longValue() != opened.device()) {
+                return -1;
+            }
+            return ((Number) a.get("size")).longValue();
+        } catch (IOException e) {
+            return -1;
+        }
     }
 
     /** Unmaps the file. Every segment sliced from it becomes inaccessible. */

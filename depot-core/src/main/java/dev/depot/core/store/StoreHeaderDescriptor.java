@@ -42,7 +42,7 @@ package dev.depot.core.store;
  *   | Lock waiters  | Space sequence|  Kept bytes (KEEP objects)    |
  *   | Kept objects                  |  Eviction hand (heap offset)  |
  *   +-------------------------------+-------------------------------+ 384  waiters (any process)
- *   | Futex waiters | Space waiters |                               |
+ *   | Futex waiters | Space waiters | Evicting space waiters        |
  *   +---------------------------------------------------------------+ 512
  *   | Seal futex words: FUTEX_BUCKETS x int32                        |
  *   +---------------------------------------------------------------+ 1536
@@ -106,6 +106,11 @@ public final class StoreHeaderDescriptor {
     public static final int FUTEX_WAITERS_OFFSET = 384;
     /** Creates sleeping on the space sequence; freers wake them only when this is positive. */
     public static final int SPACE_WAITERS_OFFSET = FUTEX_WAITERS_OFFSET + Integer.BYTES;
+    /**
+     * Of those, creates that may evict: only they can use what an unpin or a seal makes evictable, so unpins and
+     * seals wake waiters only when this is positive (a waiting NO_EVICT create needs a free).
+     */
+    public static final int EVICTING_SPACE_WAITERS_OFFSET = SPACE_WAITERS_OFFSET + Integer.BYTES;
     public static final int FUTEX_BUCKETS = 256;
     public static final int FUTEX_WORDS_OFFSET = 512;
     public static final int FREE_BINS = 64;

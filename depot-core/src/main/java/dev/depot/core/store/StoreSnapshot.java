@@ -1,6 +1,7 @@
 package dev.depot.core.store;
 
 import static dev.depot.core.index.IndexEntryDescriptor.generation;
+import static dev.depot.core.index.IndexEntryDescriptor.hasKnownState;
 import static dev.depot.core.index.IndexEntryDescriptor.state;
 import static dev.depot.core.store.StoreHeaderDescriptor.DAEMON_IDENTITY_OFFSET;
 import static dev.depot.core.store.StoreHeaderDescriptor.EVICTED_BYTES_OFFSET;
@@ -51,7 +52,11 @@ final class StoreSnapshot {
         long sealed = 0;
         long unsealedBytes = 0;
         for (int slot = 0; slot < index.slots(); slot++) {
-            EntryState st = state(index.stateWordAcquire(slot));
+            long word = index.rawStateWordVolatile(slot);
+            if (!hasKnownState(word)) {
+                continue;  // corrupt: left out of the figures; `depot doctor` reports and drops it
+            }
+            EntryState st = state(word);
             if (st == EntryState.SEALED) {
                 sealed++;
             } else if (st == EntryState.CREATING) {
@@ -88,7 +93,10 @@ final class StoreSnapshot {
         Map<Integer, Integer> pinned = pinnedSlots();
         List<ObjectEntry> out = new ArrayList<>();
         for (int slot = 0; slot < index.slots(); slot++) {
-            long sw = index.stateWordAcquire(slot);
+            long sw = index.rawStateWordVolatile(slot);
+            if (!hasKnownState(sw)) {
+                continue;  // corrupt: left out; `depot doctor` reports and drops it
+            }
             EntryState st = state(sw);
             if (!st.isLive()) {
                 continue;
@@ -97,7 +105,7 @@ final class StoreSnapshot {
             index.readId(slot, id);
             var entry = new ObjectEntry(id, st, index.dataLength(slot), index.metadataLength(slot),
                 pinned.getOrDefault(slot, 0), index.createTime(slot), index.lastAccess(slot));
-            if (index.stateWordAcquire(slot) == sw) {
+            if (index.rawStateWordVolatile(slot) == sw) {
                 out.add(entry);
             }
         }
@@ -110,7 +118,7 @@ final class StoreSnapshot {
         Map<Integer, Integer> pinned = new HashMap<>();
         store.clients.forEachPin((client, record) -> {
             int slot = ClientTableDescriptor.pinnedSlot(record);
-            if (slot >= 0 && slot < index.slots() && generation(index.stateWordAcquire(slot)) == (int) record) {
+            if (slot >= 0 && slot < index.slots() && generation(index.rawStateWordVolatile(slot)) == (int) record) {
                 pinned.merge(slot, 1, Integer::sum);
             }
         });

@@ -150,4 +150,17 @@ class StoreAccessTest {
             StoreFile.open(dir.path()).close();
         }
     }
+
+    @Test
+    void shouldBelieveNoDaemonNamedInAStoreOthersCouldHaveWritten() throws IOException {
+        try (ShmDir dir = new ShmDir()) {
+            try (StoreFile f = StoreFile.create(dir.path(), SMALL)) {
+                dev.depot.core.memory.Atomics.putLongVolatile(f.header(), StoreHeaderDescriptor.DAEMON_IDENTITY_OFFSET,
+                    dev.depot.core.sys.ProcessIdentity.self());
+            }
+            assertEquals(dev.depot.core.sys.ProcessIdentity.self(), StoreFile.probeDaemonIdentity(dir.path()));
+            chmod(dir.path(), "rwxrwxrwx");
+            assertEquals(0, StoreFile.probeDaemonIdentity(dir.path()), "a squatter could have named any live pid");
+        }
+    }
 }

@@ -111,13 +111,22 @@ final class StoreFixture implements AutoCloseable {
             if (!st.isLive()) {
                 continue;
             }
-            used += store.allocator.blockSize(index.blockOffset(slot));
             count++;
+            if (st.isSpilled()) {
+                continue;
+            }
+            used += store.allocator.blockSize(index.blockOffset(slot));
             if (st == EntryState.SEALED) {
                 sealed++;
             } else if (st == EntryState.CREATING) {
                 unsealedBytes += index.dataLength(slot);
             }
+        }
+        store.lockAndRecover();
+        try {
+            assertEquals(java.util.List.of(), store.allocator.check(), "allocator check");
+        } finally {
+            store.releaseLock();
         }
         StoreStatistics s = store.statistics();
         assertEquals(used, s.usedBytes(), "used bytes");

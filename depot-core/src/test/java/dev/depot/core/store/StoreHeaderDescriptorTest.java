@@ -50,7 +50,8 @@ class StoreHeaderDescriptorTest {
         JAVA_LONG.withName("keptObjects"),
         JAVA_LONG.withName("evictionHand")).withName("allocator");
     static final StructLayout WAITERS = MemoryLayout.structLayout(JAVA_INT.withName("futexWaiters"),
-        JAVA_INT.withName("spaceWaiters")).withName("waiters");
+        JAVA_INT.withName("spaceWaiters"),
+        JAVA_INT.withName("evictingSpaceWaiters")).withName("waiters");
     static final MemoryLayout FUTEX_WORDS = MemoryLayout.sequenceLayout(FUTEX_BUCKETS, JAVA_INT).withName("futexWords");
     static final MemoryLayout FREE_LIST_HEADS = MemoryLayout.sequenceLayout(FREE_BINS, JAVA_LONG).withName("freeBins");
     static final StructLayout SPILL_REQUESTS = MemoryLayout.structLayout(

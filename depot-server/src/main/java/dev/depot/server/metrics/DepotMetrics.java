@@ -74,9 +74,18 @@ public final class DepotMetrics {
         m.add(bytes("depot_free_bytes", "heap bytes free (capacity - used)", s.freeBytes()));
         m.add(bytes("depot_pinned_bytes", "data bytes of objects with open views (not evictable)", s.pinnedBytes()));
         m.add(bytes("depot_unsealed_bytes", "data bytes of objects being created", s.unsealedBytes()));
-        m.add(bytes("depot_largest_free_block_bytes", "largest contiguous free heap block", s.largestFreeBlock()));
-        m.add(gauge("depot_fragmentation_ratio", Unit.RATIO, "1 - largest free block / free bytes",
-            s.fragmentation()));
+        if (s.largestFreeBlock() >= 0) {  // negative: unknown, the allocator lock was held
+            m.add(bytes("depot_largest_free_block_bytes", "largest contiguous free heap block", s.largestFreeBlock()));
+            m.add(gauge("depot_fragmentation_ratio", Unit.RATIO, "1 - largest free block / free bytes",
+                s.fragmentation()));
+        }
+        m.add(bytes("depot_kept_bytes", "data bytes of KEEP objects in memory", s.keptBytes()));
+        m.add(gauge("depot_kept_objects", null, "KEEP objects in memory", s.keptObjects()));
+        m.add(bytes("depot_spilled_bytes", "data bytes of KEEP objects spilled to disk", s.spilledBytes()));
+        m.add(gauge("depot_spilled_objects", null, "KEEP objects spilled to disk", s.spilledObjects()));
+        m.add(counter("depot_spills", null, "objects spilled to disk since the store was created", s.spillCount()));
+        m.add(counter("depot_restores", null, "spilled objects restored into memory since the store was created",
+            s.restoreCount()));
         m.add(gauge("depot_objects", null, "objects in the index, in any state", s.objectCount()));
         m.add(gauge("depot_sealed_objects", null, "sealed objects", s.sealedCount()));
         m.add(gauge("depot_max_objects", null, "objects the index can hold", s.maxObjects()));

@@ -16,6 +16,7 @@ import dev.depot.errors.ErrorCode;
 import dev.depot.errors.ObjectMissingException;
 import java.io.EOFException;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SocketChannel;
@@ -126,6 +127,7 @@ final class Connection implements Runnable {
                 case TYPE_LIST -> list(f);
                 case TYPE_STAT -> stat(f);
                 case TYPE_EVICT -> evict(f);
+                case TYPE_PUT -> put(f);
                 default -> throw new ProtocolException("unknown request type " + f.type());
             };
         } catch (VersionMismatch e) {
@@ -171,24 +173,52 @@ final class Connection implements Runnable {
     }
 
     private ByteBuffer create(Frame f) {
+        ObjectWriter w = createFrom(f, false);
+        objects.addWriter(w);
+        return Replies.created(f, context.fileOffsetOf(w.data()), w.data().byteSize());
+    }
+
+    /** CREATE with the data inline, then SEAL: one round trip for a small object. */
+    private ByteBuffer put(Frame f) {
+        ObjectWriter w = createFrom(f, true);
+        MemorySegment data = w.data();
+        long offset = context.fileOffsetOf(data);
+        try {
+            int at = PUT_METADATA_OFFSET + f.body().getInt(PUT_METADATA_LENGTH_OFFSET);
+            data.copyFrom(MemorySegment.ofBuffer(f.body().slice(at, (int) data.byteSize())));
+            w.seal();
+        } catch (RuntimeException | Error e) {
+            w.abort();
+            throw e;
+        }
+        return Replies.created(f, offset, data.byteSize());
+    }
+
+    /** Creates the object a CREATE (or PUT, whose data follows the metadata) asks for. */
+    private ObjectWriter createFrom(Frame f, boolean dataInline) {
         f.expectBodyLengthAtLeast(CREATE_METADATA_OFFSET);
         ByteBuffer b = f.body();
         ObjectId id = idAt(b, CREATE_ID_OFFSET);
+        String what = typeName(f.type());
         int flags = b.getInt(CREATE_FLAGS_OFFSET);
-        if ((flags & ~CREATE_FLAGS_KNOWN) != 0) {
-            throw new ProtocolException("CREATE has unknown flags " + Integer.toHexString(flags));
+        if ((flags & ~CREATE_FLAGS_KNOWN) != 0 || (dataInline && (flags & CREATE_FLAG_TIMEOUT) != 0)) {
+            throw new ProtocolException(what + " has unknown flags " + Integer.toHexString(flags));
         }
         long size = b.getLong(CREATE_SIZE_OFFSET);
         if (size < 0) {
-            throw new ProtocolException("CREATE of object " + id + " asks for a negative size " + size);
+            throw new ProtocolException(what + " of object " + id + " asks for a negative size " + size);
         }
         long metadataLength = Integer.toUnsignedLong(b.getInt(CREATE_METADATA_LENGTH_OFFSET));
         if (metadataLength > Store.MAX_METADATA_LENGTH) {
-            throw new ProtocolException("CREATE of object " + id + " carries " + metadataLength
+            throw new ProtocolException(what + " of object " + id + " carries " + metadataLength
                 + " bytes of metadata; the limit is " + Store.MAX_METADATA_LENGTH);
         }
+        if (dataInline && size > MAX_BODY_LENGTH) {
+            throw new ProtocolException("PUT of object " + id + " carries " + size + " bytes of data; a body holds at"
+                + " most " + MAX_BODY_LENGTH + ": use CREATE and SEAL");
+        }
         int timeoutLength = (flags & CREATE_FLAG_TIMEOUT) != 0 ? Long.BYTES : 0;
-        f.expectBodyLength(CREATE_METADATA_OFFSET + metadataLength + timeoutLength);
+        f.expectBodyLength(CREATE_METADATA_OFFSET + metadataLength + timeoutLength + (dataInline ? size : 0));
         byte[] metadata = new byte[(int) metadataLength];
         b.get(CREATE_METADATA_OFFSET, metadata);
         long timeoutMillis = timeoutLength == 0 ? 0 : b.getLong(CREATE_METADATA_OFFSET + (int) metadataLength);
@@ -199,10 +229,8 @@ final class Connection implements Runnable {
         if ((flags & CREATE_FLAG_KEEP) != 0) {
             options.add(CreateOption.KEEP);
         }
-        ObjectWriter w = client.create(id, size, metadata, timeoutMillis < 0 ? Duration.ofNanos(-1)
+        return client.create(id, size, metadata, timeoutMillis < 0 ? Duration.ofNanos(-1)
             : Duration.ofMillis(timeoutMillis), options.toArray(CreateOption[]::new));
-        objects.addWriter(w);
-        return Replies.created(f, context.fileOffsetOf(w.data()), size);
     }
 
     private ByteBuffer seal(Frame f) {

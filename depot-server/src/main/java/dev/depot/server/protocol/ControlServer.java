@@ -32,8 +32,11 @@ import jdk.net.UnixDomainPrincipal;
  * the daemon to create, get and release objects, and read and write the data in their own mapping of the store
  * file at the offsets it replies with.
  *
- * <p>One accept thread; one virtual thread per connection, which owns the connection's writers and views and
- * releases them when the connection ends. Only processes of the daemon's own user are served (checked with
+ * <p>One accept thread; one platform thread per connection, which owns the connection's writers and views and
+ * releases them when the connection ends. Platform, not virtual: a virtual thread's socket read parks it and
+ * a carrier must pick it up again for every request, which cost 100+ µs per round trip here; a platform
+ * thread blocked in {@code read} is woken by the kernel directly. Connections are few (one per client
+ * process), so their threads are cheap. Only processes of the daemon's own user are served (checked with
  * {@code SO_PEERCRED}); the socket file has mode 0600.
  *
  * <p>Lifecycle: {@link #start} binds (removing a stale socket file left by a dead daemon) and serves;
@@ -126,7 +129,7 @@ public final class ControlServer implements AutoCloseable {
             }
             String name = "connection " + connectionCount.incrementAndGet();
             Connection c = new Connection(context, ch, name);
-            Thread t = Thread.ofVirtual().name("depot-" + name.replace(' ', '-')).unstarted(() -> {
+            Thread t = Thread.ofPlatform().daemon().name("depot-" + name.replace(' ', '-')).unstarted(() -> {
                 try {
                     c.run();
                 } finally {

@@ -58,6 +58,8 @@ public final class FrameDescriptor {
     public static final int TYPE_LIST = 10;
     public static final int TYPE_STAT = 11;
     public static final int TYPE_EVICT = 12;
+    /** CREATE, the data inline, and SEAL in one request: small objects in one round trip. */
+    public static final int TYPE_PUT = 13;
     /** Set in the type of a reply. */
     public static final int REPLY_BIT = 0x8000;
     /** Type of an error reply; its body is {@link MessageDescriptor#ERROR_CODE_OFFSET code + message}. */
@@ -86,6 +88,7 @@ public final class FrameDescriptor {
             case TYPE_LIST -> "LIST";
             case TYPE_STAT -> "STAT";
             case TYPE_EVICT -> "EVICT";
+            case TYPE_PUT -> "PUT";
             case TYPE_ERROR -> "ERROR";
             default -> "type " + type;
         };

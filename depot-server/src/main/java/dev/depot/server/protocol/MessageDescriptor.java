@@ -52,6 +52,14 @@ public final class MessageDescriptor {
     public static final int CREATE_FLAG_TIMEOUT = 4;
     public static final int CREATE_FLAGS_KNOWN = CREATE_FLAG_NO_EVICT | CREATE_FLAG_KEEP | CREATE_FLAG_TIMEOUT;
 
+    // PUT request: CREATE's fields, the metadata, then the data (size bytes). The reply is CREATE's. The whole
+    // body stays within MAX_BODY_LENGTH, so PUT is for objects up to about 1 MiB (clients use it for small ones).
+    public static final int PUT_ID_OFFSET = CREATE_ID_OFFSET;
+    public static final int PUT_FLAGS_OFFSET = CREATE_FLAGS_OFFSET;
+    public static final int PUT_SIZE_OFFSET = CREATE_SIZE_OFFSET;
+    public static final int PUT_METADATA_LENGTH_OFFSET = CREATE_METADATA_LENGTH_OFFSET;
+    public static final int PUT_METADATA_OFFSET = CREATE_METADATA_OFFSET;
+
     // CREATE reply
     public static final int CREATED_DATA_OFFSET_OFFSET = 0;
     public static final int CREATED_SIZE_OFFSET = CREATED_DATA_OFFSET_OFFSET + Long.BYTES;

@@ -38,7 +38,7 @@ final class Replies {
     }
 
     static ByteBuffer created(Frame request, long dataOffset, long size) {
-        ByteBuffer reply = FrameWriter.frame(replyType(TYPE_CREATE), 0, request.requestId(), CREATED_LENGTH);
+        ByteBuffer reply = FrameWriter.frame(replyType(request.type()), 0, request.requestId(), CREATED_LENGTH);
         ByteBuffer r = FrameWriter.body(reply);
         r.putLong(CREATED_DATA_OFFSET_OFFSET, dataOffset);
         r.putLong(CREATED_SIZE_OFFSET, size);

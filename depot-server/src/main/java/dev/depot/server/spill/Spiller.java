@@ -130,7 +130,7 @@ public final class Spiller implements AutoCloseable {
         long wanted = spilling.wantedBytes();
         if (wanted > 0) {
             spillFor(wanted, -1);
-            spilling.clearWanted(wanted);
+            spilling.served(wanted);
             worked = true;
         }
         return worked;

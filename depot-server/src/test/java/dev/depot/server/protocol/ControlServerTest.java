@@ -167,6 +167,22 @@ class ControlServerTest {
     }
 
     @Test
+    void shouldPutASmallObjectInOneRequest() throws Exception {
+        ObjectId id = ObjectId.of("put-inline");
+        try (ProtocolTestClient c = ProtocolTestClient.open(temp.dir())) {
+            long offset = c.put(id, new byte[] {4, 5, 6}, new byte[] {7});
+            assertEquals(0, c.stat().getLong(STAT_CONNECTION_WRITERS_OFFSET), "sealed, not left open");
+            assertEquals(6, c.mapping().get(ValueLayout.JAVA_BYTE, offset + 2));
+            RemoteError e = assertThrows(RemoteError.class, () -> c.put(id, new byte[1], new byte[0]));
+            assertEquals(ErrorCode.OBJECT_EXISTS, e.code);
+        }
+        try (ObjectView v = local.get(id, 0)) {
+            assertArrayEquals(new byte[] {4, 5, 6}, v.data().toArray(ValueLayout.JAVA_BYTE));
+            assertArrayEquals(new byte[] {7}, v.metadata());
+        }
+    }
+
+    @Test
     void shouldReportAMissingObjectWithItsCode() throws Exception {
         try (ProtocolTestClient c = ProtocolTestClient.open(temp.dir())) {
             RemoteError e = assertThrows(RemoteError.class, () -> c.get(ObjectId.of("nowhere"), 0));

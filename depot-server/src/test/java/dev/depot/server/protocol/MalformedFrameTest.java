@@ -116,7 +116,7 @@ class MalformedFrameTest {
     void shouldAnswerWrongBodyLengthsWithAnErrorAndKeepTheConnection() throws Exception {
         try (ProtocolTestClient c = ProtocolTestClient.open(temp.dir())) {
             for (int type : new int[] {TYPE_SEAL, TYPE_ABORT, TYPE_GET, TYPE_RELEASE, TYPE_CONTAINS, TYPE_DELETE,
-                TYPE_LIST, TYPE_STAT, TYPE_EVICT, TYPE_CREATE, TYPE_GET_MANY}) {
+                TYPE_LIST, TYPE_STAT, TYPE_EVICT, TYPE_CREATE, TYPE_GET_MANY, TYPE_PUT}) {
                 c.send(c.frame(type, 0, ProtocolTestClient.body(ID_LENGTH + 1)));
                 assertEquals(ErrorCode.BAD_REQUEST, c.readError().code, FrameDescriptor.typeName(type));
             }

@@ -96,7 +96,9 @@ class MetricsEndpointTest {
                     throw new UncheckedIOException(e);
                 }
             });
-            while (scrape().getOrDefault("depot_seal_waits_total", 0.0) < 1) {
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (scrape().getOrDefault("depot_seal_waits_total", 0.0) < 1) {  // the GET is waiting for the seal
+                assertTrue(System.nanoTime() < deadline, "the GET did not start waiting within 30 s");
                 Thread.sleep(10);
             }
             server.client().put(id, new byte[10]);

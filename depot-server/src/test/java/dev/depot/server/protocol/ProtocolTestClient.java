@@ -115,6 +115,17 @@ final class ProtocolTestClient implements AutoCloseable {
         return r.getLong(CREATED_DATA_OFFSET_OFFSET);
     }
 
+    /** PUT: creates, fills and seals in one request; returns the data offset. */
+    long put(ObjectId id, byte[] data, byte[] metadata) throws IOException {
+        ByteBuffer b = body(PUT_METADATA_OFFSET + metadata.length + data.length);
+        b.put(PUT_ID_OFFSET, id.toBytes());
+        b.putLong(PUT_SIZE_OFFSET, data.length);
+        b.putInt(PUT_METADATA_LENGTH_OFFSET, metadata.length);
+        b.put(PUT_METADATA_OFFSET, metadata);
+        b.put(PUT_METADATA_OFFSET + metadata.length, data);
+        return call(TYPE_PUT, b).body().getLong(CREATED_DATA_OFFSET_OFFSET);
+    }
+
     void seal(ObjectId id) throws IOException {
         call(TYPE_SEAL, idBody(id));
     }

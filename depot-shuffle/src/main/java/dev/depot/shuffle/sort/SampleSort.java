@@ -75,22 +75,25 @@ public final class SampleSort {
         }
     }
 
+    /** A heap array of the type ({@code double[]} or {@code long[]}) of {@code n} values, as a segment. */
+    public static MemorySegment newArray(SortData type, long n) {
+        if (n > Integer.MAX_VALUE - 8) {
+            throw new IllegalArgumentException(n + " values are more than a Java array holds; use more workers");
+        }
+        return type == SortData.FLOAT64 ? MemorySegment.ofArray(new double[(int) n])
+            : MemorySegment.ofArray(new long[(int) n]);
+    }
+
     /**
-     * Copies the slices, one after the other, into one heap array of the type ({@code double[]} or
-     * {@code long[]}) and returns it as a segment, ready for {@link #sortInPlace}.
+     * Copies the slices, one after the other, into the start of {@code work} (a segment {@link #newArray} made,
+     * or a new one when they do not fit) and returns the filled part, ready for {@link #sortInPlace}.
      */
-    public static MemorySegment gather(SortData type, List<MemorySegment> slices) {
+    public static MemorySegment gather(SortData type, List<MemorySegment> slices, MemorySegment work) {
         long bytes = 0;
         for (MemorySegment s : slices) {
             bytes += s.byteSize();
         }
-        long n = bytes / Long.BYTES;
-        if (n > Integer.MAX_VALUE - 8) {
-            throw new IllegalArgumentException("a partition of " + n + " values is more than a Java array holds;"
-                + " use more workers");
-        }
-        MemorySegment out = type == SortData.FLOAT64 ? MemorySegment.ofArray(new double[(int) n])
-            : MemorySegment.ofArray(new long[(int) n]);
+        MemorySegment out = bytes <= work.byteSize() ? work.asSlice(0, bytes) : newArray(type, bytes / Long.BYTES);
         long at = 0;
         for (MemorySegment s : slices) {
             MemorySegment.copy(s, 0, out, at, s.byteSize());
@@ -99,13 +102,24 @@ public final class SampleSort {
         return out;
     }
 
-    /** Sorts a segment {@link #gather} made with {@code Arrays.sort}, in its order for the type. */
-    public static void sortInPlace(MemorySegment gathered) {
-        Object array = gathered.heapBase().orElseThrow(() -> new IllegalArgumentException("not a heap segment"));
+    /** As {@link #gather(SortData, List, MemorySegment)} into a new array. */
+    public static MemorySegment gather(SortData type, List<MemorySegment> slices) {
+        return gather(type, slices, MemorySegment.ofArray(new long[0]));
+    }
+
+    /**
+     * Sorts a heap segment (all of a {@code double[]} or {@code long[]}, or a slice of one) with
+     * {@code Arrays.sort}, in its order for the type.
+     */
+    public static void sortInPlace(MemorySegment values) {
+        Object array = values.heapBase().orElseThrow(() -> new IllegalArgumentException("not a heap segment"));
+        // A heap segment's address is its byte offset in the array.
+        int from = (int) (values.address() / Long.BYTES);
+        int to = from + (int) (values.byteSize() / Long.BYTES);
         if (array instanceof double[] d) {
-            Arrays.sort(d);
+            Arrays.sort(d, from, to);
         } else if (array instanceof long[] l) {
-            Arrays.sort(l);
+            Arrays.sort(l, from, to);
         } else {
             throw new IllegalArgumentException("cannot sort a segment over " + array.getClass().getSimpleName());
         }

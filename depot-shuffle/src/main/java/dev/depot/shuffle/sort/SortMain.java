@@ -34,6 +34,20 @@ public final class SortMain {
     static final String USAGE = "usage: depot sort [--count 1e8] [--workers N] [--dtype float64|int64] [--json]"
         + " [--seed S] [--specials] [--runs single,1,N]";
 
+    static final String HELP = USAGE + """
+
+
+        Sorts --count numbers (default 1e8; 1e9 is 8 GB) by a sample sort through a Depot shuffle: worker JVMs
+        generate the data, sample splitters, partition their share into the shuffle, sort their partition, and
+        the result is checked (sorted, same checksum as the input). Beside it, in the same run, the single-process
+        Arrays.sort of the same data. Starts a store of its own under /dev/shm and removes it.
+          --workers N    worker JVMs of the widest run (default: the number of cores, at least 2)
+          --dtype T      float64 (default) or int64
+          --runs LIST    what to run, e.g. single,1,4 (default: single,1,N)
+          --specials     mix in NaN, -0.0, infinities and duplicates
+          --seed S       the data's seed (default 1)
+          --json         one JSON object instead of the table""";
+
     /** Settings of one demo run. */
     record Settings(long count, int workers, SortData type, long seed, boolean specials, boolean json, Set<String> runs) {
         static Settings parse(String[] args) {
@@ -61,6 +75,12 @@ public final class SortMain {
                 throw new IllegalArgumentException("--count must be >= 1 and --workers 1..256\n" + USAGE);
             }
             Set<String> r = new LinkedHashSet<>(List.of((runs == null ? "single,1," + workers : runs).split(",")));
+            for (String run : r) {
+                if (!run.equals("single") && !run.matches("[1-9][0-9]{0,2}")) {
+                    throw new IllegalArgumentException("--runs lists `single` and worker counts, e.g. single,1,4;"
+                        + " got '" + run + "'\n" + USAGE);
+                }
+            }
             return new Settings(count, workers, type, seed, specials, json, r);
         }
 
@@ -89,21 +109,29 @@ public final class SortMain {
     }
 
     public static void main(String[] args) throws Exception {
+        System.exit(run(args, System.out, System.err));
+    }
+
+    /** The entry point of {@code depot sort}: returns the exit status (0 verified, 1 not, 2 usage). */
+    public static int run(String[] args, PrintStream out, PrintStream err) throws InterruptedException {
+        if (List.of(args).contains("-h") || List.of(args).contains("--help")) {
+            out.println(HELP);
+            return 0;
+        }
         Settings s;
         try {
             s = Settings.parse(args);
         } catch (IllegalArgumentException e) {
-            System.err.println("depot sort: " + e.getMessage());
-            System.exit(2);
-            return;
+            err.println("depot sort: " + e.getMessage());
+            return 2;
         }
-        SortReport report = run(s, s.json() ? null : System.out);
+        SortReport report = run(s, s.json() ? null : out);
         if (s.json()) {
-            System.out.println(report.json());
+            out.println(report.json());
         } else {
-            report.print(System.out);
+            report.print(out);
         }
-        System.exit(report.verified() ? 0 : 1);
+        return report.verified() ? 0 : 1;
     }
 
     /** Runs every requested configuration; progress goes to {@code progress} (null: quiet). */
@@ -150,7 +178,7 @@ public final class SortMain {
                 long share = s.dataBytes() / workers + SortData.BLOCK * (long) Long.BYTES;
                 try {
                     for (int w = 0; w < workers; w++) {
-                        WorkerProcess p = WorkerProcess.start("worker-" + w, share + share / 4 + (256L << 20), share,
+                        WorkerProcess p = WorkerProcess.start("worker-" + w, share * 5 / 2 + (256L << 20), 0,
                             List.of("depot", dir.toString(), id, Integer.toString(w), Integer.toString(workers),
                                 Long.toString(s.count()), s.type().name().toLowerCase(), Long.toString(s.seed()),
                                 Boolean.toString(s.specials())));

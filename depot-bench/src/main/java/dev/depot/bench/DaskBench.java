@@ -1,0 +1,93 @@
+package dev.depot.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.BufferedReader;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * depot.dask beside Dask's own schedulers (and dask-on-ray and LocalCluster where installed), all measured in
+ * the same run by the Python driver {@code dask_bench.py} (a resource of this module), which prints one JSON
+ * object per case. The interpreter is {@code $DEPOT_BENCH_PYTHON}, else {@code python3}; it needs Dask and NumPy.
+ */
+final class DaskBench implements Benchmark {
+    private static final String SCRIPT = "dask_bench.py";
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** The driver's exit status when its interpreter lacks Dask or NumPy (it says so on stderr). */
+    private static final int SKIPPED = 3;
+
+    @Override
+    public String name() {
+        return "dask";
+    }
+
+    @Override
+    public String description() {
+        return "depot.dask vs Dask's threads/processes (and dask-on-ray, LocalCluster): pipeline, broadcast, "
+            + "overhead, cache";
+    }
+
+    @Override
+    public void run(boolean quick, Consumer<Result> out) throws Exception {
+        Path python = PythonGetBench.pythonPackageDir();
+        Path dir = Files.createTempDirectory("depot-dask-bench");
+        Path script = dir.resolve(SCRIPT);
+        try (InputStream in = DaskBench.class.getResourceAsStream(SCRIPT);
+             BenchStore store = BenchStore.start((quick ? 1L : 4L) * Units.GIB, true)) {
+            Files.write(script, in.readAllBytes());
+            String interpreter = System.getenv().getOrDefault("DEPOT_BENCH_PYTHON", "python3");
+            List<String> cmd = new ArrayList<>(List.of(interpreter, script.toString(), store.dir().toString()));
+            if (quick) {
+                cmd.add("--quick");
+            }
+            ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
+            pb.environment().put("PYTHONPATH", python.toString());
+            Process p = pb.start();
+            try (BufferedReader r = new BufferedReader(
+                     new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                for (String line = r.readLine(); line != null; line = r.readLine()) {
+                    if (line.startsWith("{")) {
+                        out.accept(result(JSON.readTree(line)));
+                    }
+                }
+                if (p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == SKIPPED) {
+                    return;
+                }
+                if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                    throw new IllegalStateException("dask: the Python driver failed (exit "
+                        + (p.isAlive() ? "none, still running" : p.exitValue()) + ")");
+                }
+            } finally {
+                p.destroyForcibly();
+                p.waitFor();
+            }
+        } finally {
+            Files.deleteIfExists(script);
+            Files.deleteIfExists(dir);
+        }
+    }
+
+    private Result result(JsonNode n) {
+        return new Result(name(), n.get("case").asText(), map(n.get("figures")), map(n.get("baseline")),
+            n.get("ratio").asDouble(), n.get("target").asText(), n.get("met").asBoolean());
+    }
+
+    private static Map<String, Object> map(JsonNode n) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (Map.Entry<String, JsonNode> e : n.properties()) {
+            JsonNode v = e.getValue();
+            m.put(e.getKey(), v.isIntegralNumber() ? v.asLong() : v.isNumber() ? v.asDouble() : v.asText());
+        }
+        return m;
+    }
+}

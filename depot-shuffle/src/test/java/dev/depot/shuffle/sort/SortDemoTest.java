@@ -1,0 +1,33 @@
+package dev.depot.shuffle.sort;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The sort demo end to end: worker JVMs on a store of its own, checked against the single-process sort. */
+class SortDemoTest {
+    @Test
+    void shouldSortWithWorkerJvmsAndVerifyAgainstTheSingleProcessSort() throws Exception {
+        SortMain.Settings s = SortMain.Settings.parse(new String[] {"--count", "3e5", "--workers", "3", "--specials",
+            "--runs", "single,3"});
+        SortReport report = SortMain.run(s, null);
+        assertTrue(report.verified(), report.json());
+        assertEquals(List.of("single", "3"), report.runs().stream().map(SortReport.Run::label).toList());
+        assertEquals(300_000L * Long.BYTES, report.runs().get(1).shuffledBytes());
+        String json = report.json();
+        for (String field : List.of("\"count\":300000", "\"workers\":3", "\"single_process_s\":", "\"depot_s\":",
+            "\"speedup\":", "\"verified\":true")) {
+            assertTrue(json.contains(field), field + " in " + json);
+        }
+        ByteArrayOutputStream table = new ByteArrayOutputStream();
+        report.print(new PrintStream(table, true, StandardCharsets.UTF_8));
+        String text = table.toString(StandardCharsets.UTF_8);
+        assertTrue(text.contains("depot, 3 workers") && text.contains("single process (Arrays.sort)")
+            && text.contains("20-core estimate"), text);
+    }
+}

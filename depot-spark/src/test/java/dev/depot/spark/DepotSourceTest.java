@@ -1,0 +1,139 @@
+package dev.depot.spark;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import dev.depot.client.DepotClient;
+import dev.depot.client.ObjectInfo;
+import dev.depot.client.testing.ChildJvm;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.spark.SparkException;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SaveMode;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.vectorized.ArrowColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+import org.junit.jupiter.api.Test;
+
+class DepotSourceTest {
+    private final SharedSpark shared = SharedSpark.get();
+    private final SparkSession spark = shared.spark;
+    private final DepotClient depot = shared.depot;
+
+    private Dataset<Row> sample(long rows, int partitions) {
+        return spark.range(0, rows, 1, partitions)
+            .selectExpr("id", "id * 0.5D AS x", "CAST(id AS STRING) AS s", "IF(id % 7 = 0, NULL, id) AS n");
+    }
+
+    private void assertNoPins() {
+        List<ObjectInfo> pinned = depot.list().stream().filter(i -> i.pinCount() > 0).toList();
+        assertEquals(List.of(), pinned, "objects still pinned");
+    }
+
+    @Test
+    void shouldWriteAndReadBackADataFrame() {
+        sample(10_000, 4).write().format("depot").mode(SaveMode.Overwrite).save("round-trip");
+        Catalogue c = Catalogue.read(depot, "round-trip");
+        assertEquals(4, c.parts().size());
+        assertEquals(10_000, c.rows());
+        Dataset<Row> back = spark.read().format("depot").load("round-trip");
+        assertEquals(sample(1, 1).schema(), back.schema());
+        Row r = back.selectExpr("count(*)", "sum(id)", "sum(x)", "count(n)", "max(length(s))").first();
+        assertEquals(10_000L, r.getLong(0));
+        assertEquals(49_995_000L, r.getLong(1));
+        assertEquals(24_997_500.0, r.getDouble(2));
+        assertEquals(10_000L - 1429, r.getLong(3));
+        assertEquals(4, r.getInt(4));
+        assertEquals(0, back.except(sample(10_000, 2)).count(), "the same rows");
+        assertNoPins();
+    }
+
+    @Test
+    void shouldReadColumnarBatchesOverTheObjectsSharedMemory() {
+        sample(1000, 1).write().format("depot").mode("overwrite").save("zero-copy");
+        Catalogue.Part part = Catalogue.read(depot, "zero-copy").parts().getFirst();
+        try (DepotPartitionReader reader = new DepotPartitionReader(shared.dir().toString(), List.of("x", "s"), part)) {
+            assertTrue(reader.next());
+            ColumnarBatch batch = reader.get();
+            assertEquals(1000, batch.numRows());
+            assertEquals(499.5, batch.column(0).getDouble(999));
+            assertEquals("999", batch.column(1).getUTF8String(999).toString());
+            for (int i = 0; i < batch.numCols(); i++) {
+                ArrowBuf data = ((ArrowColumnVector) batch.column(i)).getValueVector().getDataBuffer();
+                assertTrue(data.memoryAddress() >= reader.objectAddress()
+                    && data.memoryAddress() + data.capacity() <= reader.objectAddress() + reader.objectSize(),
+                    "column " + i + " lies in the object's shared memory");
+            }
+            assertEquals(1, depot.list().stream().filter(i -> i.id().equals(part.objectId())).findFirst()
+                .orElseThrow().pinCount());
+            assertFalse(reader.next());
+        }
+        assertNoPins();
+    }
+
+    @Test
+    void shouldAppendAndOverwriteDeletingReplacedParts() {
+        sample(100, 2).write().format("depot").mode("overwrite").save("grows");
+        sample(50, 1).write().format("depot").mode("append").save("grows");
+        assertEquals(150, spark.read().format("depot").load("grows").count());
+        List<Catalogue.Part> old = new ArrayList<>(Catalogue.read(depot, "grows").parts());
+        sample(10, 1).write().format("depot").mode("overwrite").save("grows");
+        assertEquals(10, spark.read().format("depot").load("grows").count());
+        for (Catalogue.Part p : old) {
+            assertFalse(depot.contains(p.objectId()), "replaced part " + p.id() + " was deleted");
+        }
+        var e = assertThrows(Exception.class,
+            () -> spark.range(3).write().format("depot").mode("append").save("grows"));
+        assertTrue(String.valueOf(e.getMessage()).contains("schema"), e.getMessage());
+        assertEquals(10, spark.read().format("depot").load("grows").count(), "a failed append changes nothing");
+    }
+
+    @Test
+    void shouldReadOnlyTheColumnsAsked() {
+        sample(300, 3).write().format("depot").mode("overwrite").save("pruned");
+        Dataset<Row> df = spark.read().format("depot").load("pruned").select("x");
+        assertTrue(df.queryExecution().executedPlan().toString().contains("depot:pruned"));
+        assertEquals(22_425.0, df.selectExpr("sum(x)").first().getDouble(0));
+    }
+
+    @Test
+    void shouldSayWhichDatasetIsMissing() {
+        var e = assertThrows(Exception.class, () -> spark.read().format("depot").load("no-such-dataset"));
+        assertTrue(e.getMessage().contains("no Depot dataset named 'no-such-dataset'"), e.getMessage());
+    }
+
+    @Test
+    void shouldReleasePinsOfATaskThatFails() {
+        sample(2000, 2).write().format("depot").mode("overwrite").save("failing");
+        Dataset<Row> df = spark.read().format("depot").load("failing");
+        assertThrows(SparkException.class, () -> df.javaRDD().map(row -> {
+            if (row.getLong(0) == 1500) {
+                throw new IllegalStateException("task fails mid-read");
+            }
+            return row;
+        }).count());
+        assertNoPins();
+    }
+
+    @Test
+    void shouldShareDatasetsWithAnotherSparkApplicationOnTheNode() throws Exception {
+        sample(5000, 3).write().format("depot").mode("overwrite").save("shared-across-apps");
+        try (ChildJvm other = ChildJvm.startWith(childOptions(), SparkReadMain.class, shared.dir().toString(),
+            "shared-across-apps", "written-elsewhere", "999")) {
+            assertEquals("read 5000 12497500", other.awaitLine("read ", 180), "the other application read ours");
+            other.awaitLine("wrote ", 120);
+            assertEquals(0, other.waitFor(60));
+        }
+        Row r = spark.read().format("depot").load("written-elsewhere").selectExpr("count(*)", "sum(x)").first();
+        assertEquals(999L, r.getLong(0), "and we read what it wrote after it exited");
+        assertEquals(249_250.5, r.getDouble(1));
+    }
+
+    static List<String> childOptions() {
+        List<String> options = new ArrayList<>(SparkJavaOptions.list());
+        options.add("-Xmx512m");
+        return options;
+    }
+}

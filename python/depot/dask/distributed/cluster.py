@@ -1,0 +1,109 @@
+"""``depot.dask.distributed.LocalCluster``: Dask's LocalCluster with Depot workers on one store."""
+
+from __future__ import annotations
+
+import distributed
+from dask.utils import parse_bytes
+from distributed.deploy.utils import nprocesses_nthreads
+from distributed.system import MEMORY_LIMIT
+
+from . import comm as depot_comm
+from .data import DEFAULT_INLINE_BYTES, sweep_dead_writers
+from .worker import Worker
+
+__all__ = ["LocalCluster", "Nanny"]
+
+DEFAULT_CAPACITY = "1g"
+
+
+def _start_store(depot_dir, depot_capacity):
+    """Attaches to the store in ``depot_dir``, starting a daemon owned by this process when none serves it.
+    Returns (client, daemon or None)."""
+    import depot
+    try:
+        return depot.connect(depot_dir), None
+    except depot.DaemonNotRunningError:
+        pass
+    daemon = depot.start(dir=depot_dir, capacity=depot_capacity)
+    try:
+        return depot.connect(daemon.dir), daemon
+    except BaseException:
+        daemon.stop()
+        raise
+
+
+class Nanny(distributed.Nanny):
+    """A ``distributed.Nanny`` whose worker process runs ``depot.dask.distributed.Worker``."""
+
+    def __init__(self, *args, worker_class=Worker, **kwargs):
+        super().__init__(*args, worker_class=worker_class, **kwargs)
+
+
+class LocalCluster(distributed.LocalCluster):
+    """A ``distributed.LocalCluster`` whose workers keep results in one Depot store and hand them to each other
+    by id.
+
+    Takes every argument of ``distributed.LocalCluster`` plus:
+
+    Parameters
+    ----------
+    depot_dir : str, optional
+        The store directory; default ``$DEPOT_DIR``, else ``/dev/shm/depot-$USER``. When no daemon serves it,
+        the cluster starts one, owned by this process: it stops (and its store is removed) when the cluster
+        closes or this process dies.
+    depot_capacity : str or int
+        Capacity of a store the cluster starts (default 1 GiB).
+    depot_inline_bytes : int
+        Results smaller than this stay in worker memory and travel over TCP.
+
+    Workers run in processes (each under a Nanny) and talk ``depot://`` (TCP with the store's identity in the
+    handshake). Their ``memory_limit`` defaults to Dask's "auto" share of the machine *plus* the store's
+    capacity, because the kernel counts the shared pages a worker touches in its RSS, which the Nanny watches.
+
+    Examples
+    --------
+    >>> from depot.dask.distributed import LocalCluster
+    >>> from distributed import Client
+    >>> with LocalCluster(n_workers=2, depot_capacity="2g") as cluster, Client(cluster) as client:
+    ...     total = client.submit(sum, [1, 2, 3]).result()
+    """
+
+    def __init__(self, *args, depot_dir=None, depot_capacity=DEFAULT_CAPACITY,
+                 depot_inline_bytes=DEFAULT_INLINE_BYTES, **kwargs):
+        self.depot_client, self.depot_daemon = _start_store(depot_dir, depot_capacity)
+        kwargs.setdefault("processes", True)
+        kwargs.setdefault("protocol", depot_comm.SCHEME + "://")
+        kwargs.setdefault("dashboard_address", None)
+        kwargs.setdefault("worker_class", Nanny if kwargs["processes"] else Worker)
+        if "memory_limit" not in kwargs:
+            n = kwargs.get("n_workers") or nprocesses_nthreads()[0]
+            kwargs["memory_limit"] = MEMORY_LIMIT // max(1, n) + parse_bytes(str(depot_capacity))
+        kwargs.update(depot_dir=self.depot_client.directory, depot_capacity=depot_capacity,
+                      depot_inline_bytes=depot_inline_bytes)
+        try:
+            super().__init__(*args, **kwargs)
+        except BaseException:
+            self._close_store()
+            raise
+
+    @property
+    def depot_dir(self):
+        return self.depot_client.directory
+
+    def close(self, *args, **kwargs):
+        try:
+            return super().close(*args, **kwargs)
+        finally:
+            self._close_store()
+
+    def _close_store(self):
+        client, self.depot_client = self.depot_client, None
+        if client is None:
+            return
+        try:
+            sweep_dead_writers(client)  # objects of workers that died without cleaning up
+        finally:
+            client.close()
+            if self.depot_daemon is not None:
+                self.depot_daemon.stop()
+                self.depot_daemon = None

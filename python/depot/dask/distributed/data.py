@@ -1,0 +1,277 @@
+"""``DepotData``: a worker's ``data=`` mapping that keeps results holding buffers in the node's Depot store.
+
+A value whose size (``dask.sizeof``) is at least ``inline_bytes`` is written once into Depot with
+``put_object`` (pickle protocol 5: its buffers are copied once into shared memory) and the mapping keeps the
+zero-copy object that ``get_object`` returns in its place, so the worker's own copy can be collected. Smaller
+values stay in an ordinary dictionary, like Dask's default mapping.
+
+While the worker answers a ``get_data`` request from a peer that serves the same store (see ``comm``), the
+mapping hands out a ``DepotRef`` (id and size) instead of the value: Dask then serialises 60 bytes instead
+of the data. The receiving worker's mapping resolves a ``DepotRef`` it is given with ``get_object``: the data is
+read in place, never copied into the second worker.
+
+Lifetimes: the worker that wrote an object deletes it when Dask removes the key from its mapping (the delete
+is deferred by Depot while other workers still pin it, and they keep reading it); a worker that only reads
+an object drops its pin. A worker killed with SIGKILL leaves its objects behind: ids carry the writer's pid
+and start time, and ``sweep_dead_writers`` (run by every Depot worker periodically) deletes the objects of
+writers that are no longer alive.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import hashlib
+import os
+import struct
+import threading
+import warnings
+from collections.abc import MutableMapping
+
+from dask.sizeof import sizeof
+
+from ...errors import DepotError, ObjectMissingError, ProtocolError, StoreFullError
+from ...ids import ObjectId
+
+__all__ = ["DepotData", "DepotRef", "sending_by_id", "sweep_dead_writers", "writer_of"]
+
+DEFAULT_INLINE_BYTES = 64 * 1024
+
+# Object id of a worker result: magic (4) | writer pid (4) | writer start ticks, low 32 bits (4) | key hash (8).
+ID_MAGIC = b"DdW1"
+ID_LAYOUT = struct.Struct(">4sII8s")
+assert ID_LAYOUT.size == 20
+
+#: True while the current task (asyncio context) answers a peer that serves the same store.
+_by_id = contextvars.ContextVar("depot_send_by_id", default=False)
+
+
+class sending_by_id:
+    """Context manager: inside it, ``DepotData.__getitem__`` hands out ``DepotRef``s for shared values."""
+
+    def __enter__(self):
+        self._token = _by_id.set(True)
+        return self
+
+    def __exit__(self, *exc):
+        _by_id.reset(self._token)
+
+
+class DepotRef:
+    """What travels between two workers of one store instead of the data: the object's id and size."""
+
+    __slots__ = ("oid", "nbytes")
+
+    def __init__(self, oid, nbytes):
+        self.oid = oid
+        self.nbytes = nbytes
+
+    def __reduce__(self):
+        return DepotRef, (bytes(self.oid), self.nbytes)
+
+    def __repr__(self):
+        return "DepotRef(%s, %d bytes)" % (ObjectId(self.oid).hex() if isinstance(self.oid, bytes) else self.oid,
+                                           self.nbytes)
+
+
+@sizeof.register(DepotRef)
+def _sizeof_ref(ref):
+    return ref.nbytes
+
+
+def _start_ticks(pid):
+    """Field 22 of /proc/PID/stat (start time in clock ticks since boot), or None if there is no such process."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: fields after it follow the last ')'.
+    fields = stat[stat.rindex(b")") + 2:].split()
+    return int(fields[19])
+
+
+def writer_of(oid):
+    """(pid, start ticks low 32 bits) of the worker that wrote a result object, or None for other objects."""
+    raw = bytes(oid)
+    magic, pid, start, _ = ID_LAYOUT.unpack(raw)
+    return (pid, start) if magic == ID_MAGIC else None
+
+
+def _alive(pid, start_low):
+    ticks = _start_ticks(pid)
+    return ticks is not None and (ticks & 0xFFFFFFFF) == start_low
+
+
+def once_more_after_restart(call, *args, **kwargs):
+    """``call(*args, **kwargs)``, once more if it found the daemon gone: the client's next request goes to the
+    daemon that took over the store (the request that met the dead connection cannot know what it did)."""
+    try:
+        return call(*args, **kwargs)
+    except ProtocolError:
+        return call(*args, **kwargs)
+
+
+def sweep_dead_writers(client):
+    """Deletes every worker-result object whose writer process is dead; returns how many were deleted.
+
+    Readers that still pin such an object keep reading it (the delete is deferred until they release)."""
+    deleted = 0
+    for info in once_more_after_restart(client.list):
+        writer = writer_of(info.id)
+        if writer is not None and not _alive(*writer):
+            try:
+                if client.delete(info.id):
+                    deleted += 1
+            except DepotError:
+                pass  # already being deleted or evicted by someone else
+    return deleted
+
+
+class _Shared:
+    """A value held in Depot: its id, the zero-copy object, its size, and whether this worker wrote it."""
+
+    __slots__ = ("oid", "value", "nbytes", "owned")
+
+    def __init__(self, oid, value, nbytes, owned):
+        self.oid = oid
+        self.value = value
+        self.nbytes = nbytes
+        self.owned = owned
+
+
+class DepotData(MutableMapping):
+    """A worker's data mapping backed by a Depot client (see the module docstring).
+
+    Parameters
+    ----------
+    client : depot.Client
+        The worker's connection to the node's store.
+    inline_bytes : int
+        Values smaller than this stay in process memory and travel as Dask serialises them.
+    counters : dict, optional
+        Where transfer counts are added up (``sent_by_id``, ``sent_by_id_bytes``, ``sent_plain`` (to a peer
+        of the same store), ``received_by_id``, ``received_by_id_bytes``, ``stored``, ``stored_bytes``,
+        ``store_full``).
+    """
+
+    def __init__(self, client, inline_bytes=DEFAULT_INLINE_BYTES, counters=None):
+        self.client = client
+        self.inline_bytes = int(inline_bytes)
+        self.counters = counters if counters is not None else {}
+        self._inline = {}
+        self._shared = {}
+        self._lock = threading.RLock()
+        pid = os.getpid()
+        self._id_prefix = (ID_MAGIC, pid, (_start_ticks(pid) or 0) & 0xFFFFFFFF)
+        self._nonce = os.urandom(8)
+
+    def _count(self, name, amount=1):
+        self.counters[name] = self.counters.get(name, 0) + amount
+
+    def object_id(self, key):
+        """The id under which this worker stores ``key``: unique per worker process, tagged with its pid."""
+        digest = hashlib.sha256(self._nonce + repr(key).encode("utf-8")).digest()[:8]
+        return ObjectId(ID_LAYOUT.pack(*self._id_prefix, digest))
+
+    # ---- MutableMapping ---------------------------------------------------------------------------------
+
+    def __setitem__(self, key, value):
+        with self._lock:
+            if key in self:
+                del self[key]
+            if isinstance(value, DepotRef):
+                self._adopt(key, value)
+                return
+            nbytes = sizeof(value)
+            if nbytes >= self.inline_bytes and self._store(key, value, nbytes):
+                return
+            self._inline[key] = value
+
+    def _adopt(self, key, ref):
+        """A peer of the same store sent an id: read the object in place (pinned while we hold it)."""
+        oid = ObjectId(ref.oid)
+        value = self.client.get_object(oid, timeout=0)
+        self._shared[key] = _Shared(oid, value, ref.nbytes, owned=False)
+        self._count("received_by_id")
+        self._count("received_by_id_bytes", ref.nbytes)
+
+    def _put(self, oid, value):
+        # KEEP: never evicted while a worker holds the key; under pressure the daemon spills it to disk.
+        once_more_after_restart(self.client.put_object, oid, value, keep=True)
+
+    def _store(self, key, value, nbytes):
+        oid = self.object_id(key)
+        try:
+            self._put(oid, value)
+        except StoreFullError as e:
+            # Keep it in process memory rather than lose it; Dask's own memory management takes over.
+            self._count("store_full")
+            warnings.warn("Depot store full, keeping %r in worker memory: %s" % (key, e), RuntimeWarning)
+            return False
+        shared = self.client.get_object(oid, timeout=0)
+        self._shared[key] = _Shared(oid, shared, nbytes, owned=True)
+        self._count("stored")
+        self._count("stored_bytes", nbytes)
+        return True
+
+    def __getitem__(self, key):
+        shared = self._shared.get(key)
+        by_id = _by_id.get()
+        if shared is None:
+            value = self._inline[key]
+            if by_id:
+                self._count("sent_plain")
+            return value
+        if by_id:
+            if self._still_live(shared):
+                self._count("sent_by_id")
+                self._count("sent_by_id_bytes", shared.nbytes)
+                return DepotRef(bytes(shared.oid), shared.nbytes)
+            self._count("sent_plain")
+        return shared.value
+
+    def _still_live(self, shared):
+        """A peer can only get what is not deleted yet (an object we read from a writer that has since dropped
+        it is still pinned by us, but no longer gettable): then it travels as bytes instead."""
+        try:
+            return self.client.contains(shared.oid)
+        except DepotError:
+            return False
+
+    def __delitem__(self, key):
+        with self._lock:
+            shared = self._shared.pop(key, None)
+            if shared is None:
+                del self._inline[key]
+                return
+            shared.value = None  # drops our pin once nothing else in this process uses the object
+            if shared.owned:
+                try:
+                    self.client.delete(shared.oid)
+                except (ObjectMissingError, DepotError):
+                    pass
+
+    def __contains__(self, key):
+        return key in self._shared or key in self._inline
+
+    def __iter__(self):
+        yield from list(self._inline)
+        yield from list(self._shared)
+
+    def __len__(self):
+        return len(self._inline) + len(self._shared)
+
+    def shared_bytes(self):
+        """Bytes of values held in shared memory (counted by the kernel in this process's RSS once touched)."""
+        return sum(s.nbytes for s in list(self._shared.values()))
+
+    def is_shared(self, key):
+        return key in self._shared
+
+    def clear(self):
+        for key in list(self):
+            del self[key]
+
+    def __repr__(self):
+        return "<DepotData: %d in Depot (%d bytes), %d inline>" % (len(self._shared), self.shared_bytes(),
+                                                                     len(self._inline))

@@ -1,0 +1,119 @@
+"""``depot.dask.distributed.Worker``: a ``distributed.Worker`` whose results live in the node's Depot store.
+
+Use it with ``dask worker --worker-class depot.dask.distributed.Worker --protocol depot://`` (or through
+``depot.dask.distributed.LocalCluster``). Public hooks only:
+
+- ``data=``: results are kept in a ``DepotData`` mapping (Depot-backed, zero-copy);
+- the ``depot://`` comm backend (``distributed.comm.backends`` entry point): its handshake says which store
+  each end serves;
+- the worker class overrides the ``get_data`` handler only to tell the mapping, for the duration of one
+  request, that the requesting peer serves the same store (so values go out as ids).
+
+If the store cannot be reached, the worker warns once and runs as a plain ``distributed.Worker`` (its results
+in process memory, transfers over TCP).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+import distributed
+from distributed.compatibility import PeriodicCallback
+
+from . import comm as depot_comm
+from .data import DEFAULT_INLINE_BYTES, DepotData, sending_by_id, sweep_dead_writers
+
+__all__ = ["Worker", "SWEEP_INTERVAL_MS"]
+
+logger = logging.getLogger("depot.dask.distributed")
+
+#: How often a worker deletes objects of dead workers of its store.
+SWEEP_INTERVAL_MS = 2000
+
+
+def _connect(depot_dir, depot_capacity):
+    """Attaches to the node's store, starting its daemon when none serves: detached, so that it outlives this
+    worker (the node's other workers use it too)."""
+    import depot
+    return depot.connect(depot_dir, start=True, capacity=depot_capacity, detach=True)
+
+
+class Worker(distributed.Worker):
+    """A Dask worker that keeps results holding buffers in Depot and passes them to workers of the same store
+    by id.
+
+    Parameters
+    ----------
+    depot_dir : str, optional
+        The store directory (default: ``$DEPOT_DIR``, else ``/dev/shm/depot-$USER``). The first worker that
+        finds no daemon starts one (detached: it outlives any one worker).
+    depot_capacity : str or int, optional
+        Capacity of a store this worker starts.
+    depot_inline_bytes : int
+        Results smaller than this stay in worker memory and travel over TCP.
+    **kwargs
+        Everything ``distributed.Worker`` takes (``data=`` is set by this class).
+    """
+
+    def __init__(self, *args, depot_dir=None, depot_capacity=None, depot_inline_bytes=DEFAULT_INLINE_BYTES,
+                 **kwargs):
+        self.depot_counters = {"sent_by_id": 0, "sent_by_id_bytes": 0, "sent_plain": 0, "sent_remote": 0,
+                               "received_by_id": 0,
+                               "received_by_id_bytes": 0, "stored": 0, "stored_bytes": 0, "swept": 0}
+        self.depot_client = None
+        self.depot_store = None
+        try:
+            self.depot_client = _connect(depot_dir, depot_capacity)
+            self.depot_store = depot_comm.store_identity(self.depot_client.directory)
+        except Exception as e:  # any failure to reach the store: run as a plain worker, say so once
+            warnings.warn("Depot store %s unreachable (%s); this worker passes data over TCP only"
+                          % (depot_dir or "(default)", e), RuntimeWarning)
+            self.depot_client = None
+        if self.depot_client is not None:
+            depot_comm.serve_store(self.depot_store)
+            kwargs["data"] = DepotData(self.depot_client, depot_inline_bytes, self.depot_counters)
+        super().__init__(*args, **kwargs)
+        self.handlers["depot_counters"] = self._depot_counters_handler
+        if self.depot_client is not None:
+            pc = PeriodicCallback(self._sweep, SWEEP_INTERVAL_MS)
+            self.periodic_callbacks["depot-sweep"] = pc
+
+    def _sweep(self):
+        try:
+            self.depot_counters["swept"] += sweep_dead_writers(self.depot_client)
+        except Exception as e:  # the daemon may be restarting: try again next time
+            logger.debug("depot sweep failed: %s", e)
+
+    def _depot_counters_handler(self, comm=None):
+        return self.depot_info()
+
+    def depot_info(self):
+        """The transfer counters, the store identity and the bytes this worker holds in shared memory."""
+        info = dict(self.depot_counters)
+        info["store"] = self.depot_store
+        data = self.data
+        info["shared_bytes"] = data.shared_bytes() if isinstance(data, DepotData) else 0
+        return info
+
+    async def get_data(self, comm, keys=None, who=None, serializers=None, max_connections=None):
+        keys = list(keys or ())
+        if self.depot_client is not None and depot_comm.same_store(comm):
+            # The mapping counts what it hands out by id and what as bytes.
+            with sending_by_id():
+                return await super().get_data(comm, keys=keys, who=who, serializers=serializers,
+                                              max_connections=max_connections)
+        self.depot_counters["sent_remote"] += len(keys)
+        return await super().get_data(comm, keys=keys, who=who, serializers=serializers,
+                                      max_connections=max_connections)
+
+    async def close(self, *args, **kwargs):
+        try:
+            return await super().close(*args, **kwargs)
+        finally:
+            data = self.data
+            if isinstance(data, DepotData):
+                data.clear()
+            if self.depot_client is not None:
+                self.depot_client.close()
+                self.depot_client = None

@@ -1,0 +1,193 @@
+"""depot.shuffle: maps and reducers in this and other processes (Python and Java), failures, cleanup."""
+
+import os
+import random
+import sys
+
+import pytest
+
+np = pytest.importorskip("numpy")
+
+import shutil  # noqa: E402
+import uuid  # noqa: E402
+
+import depot  # noqa: E402
+from conftest import CAPACITY, REPO, Child, Daemon, class_path, java_command, java_executable, python_child  # noqa: E402
+
+from depot.shuffle import MapFailedError, MapTimeoutError, Shuffle, partition_array  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def daemon():
+    """One daemon for the module (starting a JVM per test costs seconds); each test uses its own shuffle ids
+    and leaves the store empty."""
+    path = os.path.join("/dev/shm", "depot-test-" + uuid.uuid4().hex)
+    try:
+        d = Daemon(path, Child(java_command("dev.depot.server.DaemonMain", "--dir", path, "--capacity", CAPACITY)))
+        try:
+            d.child.await_line("depot: serving", timeout=60)
+            yield d
+        finally:
+            d.stop()
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def client(daemon):
+    c = depot.connect(daemon.dir)
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+def random_sizes(rnd, partitions):
+    return [0 if rnd.random() < 0.25 else rnd.randrange(1, 5000) for _ in range(partitions)]
+
+
+def values(m, p, n):
+    return np.arange(n, dtype=np.int64) + m * 1_000_000 + p * 10_000
+
+
+@pytest.mark.parametrize("layout", ["per_map", "per_slice"])
+def test_every_reducer_gets_every_maps_slice_with_random_sizes_including_empty(client, layout):
+    rnd = random.Random(5)
+    maps, partitions = 4, 6
+    sizes = [random_sizes(rnd, partitions) for _ in range(maps)]
+    with Shuffle.create(client, "p1", maps, partitions, layout=layout, dtype="<i8") as s:
+        for m in range(maps):
+            s.write_map(m, [values(m, p, sizes[m][p]) for p in range(partitions)])
+        for p in range(partitions):
+            with s.reader(p, timeout=5) as r:
+                arrays = r.arrays()
+                assert len(arrays) == maps
+                for m in range(maps):
+                    np.testing.assert_array_equal(arrays[m], values(m, p, sizes[m][p]))
+                assert r.nbytes == 8 * sum(sizes[m][p] for m in range(maps))
+                assert [len(v) for v in r.slices()] == [8 * sizes[m][p] for m in range(maps)]
+            del arrays
+    client.flush()
+    assert client.list() == [], "closing the shuffle deletes every object"
+
+
+def test_a_writer_fills_shared_memory_in_place(client):
+    with Shuffle.create(client, "p2", 1, 2, dtype="<f8") as s:
+        with s.writer(0, [16, 0]) as w:
+            w.array(0)[:] = [1.5, -0.0]
+            w.commit()
+        with s.reader(0, timeout=5) as r:
+            got = r.array()
+        assert got.tolist() == [1.5, -0.0] and np.signbit(got[1])
+
+
+def test_readers_fail_naming_a_map_that_failed(client):
+    with Shuffle.create(client, "p3", 3, 1) as s:
+        s.write_map(0, [b"abc"])
+        with s.writer(1, [10]) as w:
+            w.fail("the input was truncated")
+        with pytest.raises(MapFailedError, match="map 1 .*the input was truncated") as e:
+            s.reader(0, timeout=5)
+        assert e.value.map == 1
+
+
+def test_a_writer_left_without_commit_fails_its_map(client):
+    with Shuffle.create(client, "p4", 1, 1) as s:
+        with s.writer(0, [10]):
+            pass
+        with pytest.raises(MapFailedError, match="closed without commit"):
+            s.reader(0, timeout=5)
+    assert client.list() == []
+
+
+def test_a_map_that_has_not_started_times_out_with_its_name(client):
+    with Shuffle.create(client, "p5", 2, 1) as s:
+        s.write_map(0, [b"x"])
+        with pytest.raises(MapTimeoutError, match="map 1 .*has not started") as e:
+            s.reader(0, timeout=0.3)
+        assert e.value.map == 1
+
+
+HANGING_MAP = """
+import sys, time, depot
+from depot.shuffle import Shuffle
+client = depot.connect(sys.argv[1])
+s = Shuffle.open(client, sys.argv[2], timeout=10)
+w = s.writer(1, [100])
+print("opened", flush=True)
+time.sleep(600)
+"""
+
+
+def test_readers_fail_naming_a_map_whose_process_was_killed(client, daemon):
+    with Shuffle.create(client, "p6", 2, 1) as s:
+        s.write_map(0, [b"fine"])
+        with python_child(HANGING_MAP, daemon.dir, "p6") as child:
+            child.await_line("opened")
+            pid = child.proc.pid
+            child.kill()
+            with pytest.raises(MapFailedError, match=r"map 1 .*died \(pid %d exited\)" % pid):
+                s.reader(0, timeout=30)
+
+
+def test_partition_array_splits_by_splitters_in_numpys_order_with_nan_last():
+    a = np.array([3.0, np.nan, -0.0, 0.0, 1.0, -5.0, 3.0, np.inf])
+    parts = partition_array(a, np.array([0.0, 3.0]))
+    assert parts[0].tolist() == [-5.0]
+    assert parts[1].tolist() == [-0.0, 0.0, 1.0]
+    assert parts[2][[0, 2, 3]].tolist() == [3.0, 3.0, np.inf] and np.isnan(parts[2][1]), "input order kept"
+
+
+def test_frames_go_through_the_shuffle(client):
+    pd = pytest.importorskip("pandas")
+    with Shuffle.create(client, "p7", 2, 2, layout="per_slice") as s:
+        for m in range(2):
+            df = pd.DataFrame({"key": [m, m + 10, m + 20], "value": [0.5 * m, 1.5, 2.5]})
+            s.write_frames(m, [df[df.key < 10], df[df.key >= 10]])
+        with s.reader(1, timeout=5) as r:
+            got = pd.concat(r.frames(), ignore_index=True)
+        assert got.key.tolist() == [10, 20, 11, 21]
+
+
+# ---- across languages -----------------------------------------------------------------------------------------
+
+def shuffle_java(*args):
+    java = java_executable()
+    cp = class_path()
+    tests = os.path.join(REPO, "depot-shuffle", "target")
+    extra = [os.path.join(tests, "classes"), os.path.join(tests, "test-classes")]
+    if java is None or cp is None or not os.path.isfile(
+            os.path.join(extra[1], "dev", "depot", "shuffle", "CrossLanguageMain.class")):
+        pytest.skip("depot-shuffle is not built: mvn -pl depot-shuffle -am test-compile")
+    return Child([java, "--enable-native-access=ALL-UNNAMED", "-Xmx128m", "-cp",
+                  os.pathsep.join([cp] + extra), "dev.depot.shuffle.CrossLanguageMain"] + [str(a) for a in args])
+
+
+@pytest.mark.parametrize("layout", ["PER_MAP", "PER_SLICE"])
+def test_python_reads_what_java_maps_wrote(client, daemon, layout, tmp_path):
+    done = tmp_path / "done"
+    sid = "j1" + layout
+    with shuffle_java("create", daemon.dir, sid, 2, 3, layout, done) as owner:
+        owner.await_line("created", timeout=60)
+        for m in range(2):
+            with shuffle_java("write", daemon.dir, sid, m) as w:
+                w.await_line("committed", timeout=60)
+        s = Shuffle.open(client, sid, timeout=5)
+        assert (s.maps, s.partitions, s.dtype, s.layout) == (2, 3, "<f8", layout.lower())
+        with s.reader(2, timeout=10) as r:
+            got = [a.tolist() for a in r.arrays()]
+        assert got == [[20.0, 21.0, 22.0], [1020.0, 1021.0, 1022.0]]
+        done.touch()
+        owner.await_line("closed", timeout=60)
+    client.flush()
+    assert client.list() == [], "the Java owner deleted the shuffle"
+
+
+def test_java_reads_what_python_maps_wrote(client, daemon):
+    with Shuffle.create(client, "j2", 2, 2, dtype="<f8") as s:
+        for m in range(2):
+            s.write_map(m, [np.array([m + 0.25]), np.arange(3, dtype=np.float64) + 100 * m])
+        with shuffle_java("read", daemon.dir, "j2", 1) as r:
+            assert r.await_line("partition", timeout=60) == "partition 1"
+            assert r.await_line("values", timeout=10) == "values 0.0 1.0 2.0"
+            assert r.await_line("values", timeout=10) == "values 100.0 101.0 102.0"
