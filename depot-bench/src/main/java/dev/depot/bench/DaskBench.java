@@ -43,8 +43,11 @@ final class DaskBench implements Benchmark {
         Path python = PythonGetBench.pythonPackageDir();
         Path dir = Files.createTempDirectory("depot-dask-bench");
         Path script = dir.resolve(SCRIPT);
-        // the driver starts the store's daemon itself (depot.start), as a Python user would
-        Path store = Path.of("/dev/shm", "depot-dask-bench-" + UUID.randomUUID());
+        // A full run: the driver starts the store's daemon itself (depot.start), as a Python user would. --quick
+        // (the smoke test, which runs before the launcher is built): this process serves the store and the driver
+        // attaches to it.
+        BenchStore served = quick ? BenchStore.start(Units.GIB, true) : null;
+        Path store = served != null ? served.dir() : Path.of("/dev/shm", "depot-dask-bench-" + UUID.randomUUID());
         try (InputStream in = DaskBench.class.getResourceAsStream(SCRIPT)) {
             Files.write(script, in.readAllBytes());
             String interpreter = System.getenv().getOrDefault("DEPOT_BENCH_PYTHON", "python3");
@@ -77,6 +80,9 @@ final class DaskBench implements Benchmark {
         } finally {
             Files.deleteIfExists(script);
             Files.deleteIfExists(dir);
+            if (served != null) {
+                served.close();
+            }
             BenchStore.deleteTree(store);
         }
     }
