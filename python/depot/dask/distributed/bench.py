@@ -30,6 +30,7 @@ import uuid
 import distributed
 import numpy as np
 
+from ..._procfs import process_tree, pss_bytes
 from .cluster import LocalCluster
 
 MIB = 1 << 20
@@ -61,39 +62,8 @@ class PssSampler:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    @staticmethod
-    def _children(pid):
-        out = []
-        try:
-            for tid in os.listdir("/proc/%d/task" % pid):
-                with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
-                    out.extend(int(c) for c in f.read().split())
-        except OSError:
-            pass
-        return out
-
-    @staticmethod
-    def _pss(pid):
-        try:
-            with open("/proc/%d/smaps_rollup" % pid) as f:
-                for line in f:
-                    if line.startswith("Pss:"):
-                        return int(line.split()[1]) * 1024
-        except OSError:
-            pass
-        return 0
-
-    def _tree(self):
-        seen, todo = set(), list(self.roots)
-        while todo:
-            pid = todo.pop()
-            if pid not in seen:
-                seen.add(pid)
-                todo.extend(self._children(pid))
-        return seen
-
     def sample(self):
-        total = sum(self._pss(p) for p in self._tree())
+        total = sum(pss_bytes(p) for p in process_tree(self.roots))
         self.peak = max(self.peak, total)
         return total
 

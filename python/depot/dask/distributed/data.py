@@ -32,6 +32,7 @@ from collections.abc import MutableMapping
 
 from dask.sizeof import sizeof
 
+from ... import _process
 from ...errors import DepotError, ObjectMissingError, ProtocolError, StoreFullError
 from ...ids import ObjectId
 
@@ -81,18 +82,6 @@ def _sizeof_ref(ref):
     return ref.nbytes
 
 
-def _start_ticks(pid):
-    """Field 22 of /proc/PID/stat (start time in clock ticks since boot), or None if there is no such process."""
-    try:
-        with open("/proc/%d/stat" % pid, "rb") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    # The command name (field 2) may hold spaces and parentheses: fields after it follow the last ')'.
-    fields = stat[stat.rindex(b")") + 2:].split()
-    return int(fields[19])
-
-
 def writer_of(oid):
     """(pid, start ticks low 32 bits) of the worker that wrote a result object, or None for other objects."""
     raw = bytes(oid)
@@ -101,8 +90,8 @@ def writer_of(oid):
 
 
 def _alive(pid, start_low):
-    ticks = _start_ticks(pid)
-    return ticks is not None and (ticks & 0xFFFFFFFF) == start_low
+    """The writer is the process it was (pid and start time, as client identities are checked)."""
+    return _process.identity_of(pid) == (pid << 32) | start_low
 
 
 def once_more_after_restart(call, *args, **kwargs):
@@ -169,8 +158,8 @@ class DepotData(MutableMapping):
         self._inline = {}
         self._shared = {}
         self._lock = threading.RLock()
-        pid = os.getpid()
-        self._id_prefix = (ID_MAGIC, pid, (_start_ticks(pid) or 0) & 0xFFFFFFFF)
+        identity = _process.identity()
+        self._id_prefix = (ID_MAGIC, identity >> 32, identity & 0xFFFFFFFF)
         self._nonce = os.urandom(8)
 
     def _count(self, name, amount=1):

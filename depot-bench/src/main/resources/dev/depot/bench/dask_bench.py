@@ -20,6 +20,8 @@ import threading
 import time
 import types
 
+from depot._procfs import cpu_seconds, process_tree, pss_bytes
+
 SKIPPED = 3  # exit status: this interpreter lacks Dask or NumPy
 
 try:
@@ -27,7 +29,7 @@ try:
     import numpy as np
 except ImportError as e:
     if __name__ == "__main__":
-        print("dask bench: skipped: %s (%s); set DEPOT_PYTHON to an interpreter with dask and numpy"
+        print("dask bench: skipped: %s (%s); set DEPOT_BENCH_PYTHON to an interpreter with dask and numpy"
               % (e, sys.executable), file=sys.stderr)
         sys.exit(SKIPPED)
     raise
@@ -37,42 +39,8 @@ MIB = 1 << 20
 
 # ---- measuring ------------------------------------------------------------------------------------------
 
-def _children(pid):
-    try:
-        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-            return [int(p) for p in f.read().split()]
-    except OSError:
-        return []
-
-
 def _tree(root, extra):
-    out, stack = set(extra), [root]
-    while stack:
-        p = stack.pop()
-        if p not in out:
-            out.add(p)
-            stack.extend(_children(p))
-    return out
-
-
-def _pss(pid):
-    try:
-        with open("/proc/%d/smaps_rollup" % pid) as f:
-            for line in f:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
-def _cpu(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return 0.0
+    return process_tree([root, *extra])
 
 
 class Measure:
@@ -82,8 +50,8 @@ class Measure:
         self.extra = set(extra_pids)
 
     def __enter__(self):
-        self.cpu0 = {p: _cpu(p) for p in _tree(os.getpid(), self.extra)}
-        self.base = sum(_pss(p) for p in _tree(os.getpid(), self.extra))
+        self.cpu0 = {p: cpu_seconds(p) for p in _tree(os.getpid(), self.extra)}
+        self.base = sum(pss_bytes(p) for p in _tree(os.getpid(), self.extra))
         self.peak = self.base
         self.cpu_last = dict(self.cpu0)
         self._stop = threading.Event()
@@ -95,16 +63,16 @@ class Measure:
     def _sample(self):
         while not self._stop.wait(0.02):
             pids = _tree(os.getpid(), self.extra)
-            self.peak = max(self.peak, sum(_pss(p) for p in pids))
+            self.peak = max(self.peak, sum(pss_bytes(p) for p in pids))
             for p in pids:
-                self.cpu_last[p] = _cpu(p)
+                self.cpu_last[p] = cpu_seconds(p)
 
     def __exit__(self, *exc):
         self.wall = time.perf_counter() - self.t0
         self._stop.set()
         self._thread.join()
         for p in _tree(os.getpid(), self.extra):
-            self.cpu_last[p] = _cpu(p)
+            self.cpu_last[p] = cpu_seconds(p)
         self.cpu = sum(v - self.cpu0.get(p, 0.0) for p, v in self.cpu_last.items())
 
     def figures(self, prefix=""):

@@ -1,0 +1,46 @@
+"""What ``/proc`` says about processes, for the benchmarks' memory and CPU figures (Linux only)."""
+
+import os
+
+__all__ = ["cpu_seconds", "process_tree", "pss_bytes"]
+
+
+def _children(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        return []
+
+
+def process_tree(roots):
+    """The pids of ``roots`` and of all their descendants that are alive now."""
+    out, stack = set(), list(roots)
+    while stack:
+        pid = stack.pop()
+        if pid not in out:
+            out.add(pid)
+            stack.extend(_children(pid))
+    return out
+
+
+def pss_bytes(pid):
+    """The proportional set size of ``pid`` (shared pages divided among the processes mapping them), or 0."""
+    try:
+        with open("/proc/%d/smaps_rollup" % pid) as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def cpu_seconds(pid):
+    """User plus system CPU seconds of ``pid`` so far, or 0."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
