@@ -148,6 +148,21 @@ def store_dir():
         shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.fixture(scope="module")
+def shared_daemon():
+    """One daemon for a whole test module (each test uses its own ids): starting a JVM per test costs seconds."""
+    path = os.path.join("/dev/shm", "depot-test-" + uuid.uuid4().hex)
+    try:
+        d = Daemon(path, Child(java_command("dev.depot.server.DaemonMain", "--dir", path, "--capacity", CAPACITY)))
+        try:
+            d.child.await_line("depot: serving", timeout=60)
+            yield d
+        finally:
+            d.stop()
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.fixture
 def daemon(store_dir):
     cmd = java_command("dev.depot.server.DaemonMain", "--dir", store_dir, "--capacity", CAPACITY)

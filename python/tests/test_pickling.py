@@ -1,31 +1,12 @@
 """put_object / get_object: any picklable object, its large buffers zero-copy in shared memory."""
 
 import gc
-import os
 import pickle
-import shutil
-import uuid
 
 import pytest
 
 import depot
-from conftest import CAPACITY, Child, Daemon, java_command
 from depot import pickling
-
-
-@pytest.fixture(scope="module")
-def shared_daemon():
-    """One daemon for the module (each test uses its own ids): starting a JVM per test costs seconds."""
-    path = os.path.join("/dev/shm", "depot-test-" + uuid.uuid4().hex)
-    try:
-        d = Daemon(path, Child(java_command("dev.depot.server.DaemonMain", "--dir", path, "--capacity", CAPACITY)))
-        try:
-            d.child.await_line("depot: serving", timeout=60)
-            yield d
-        finally:
-            d.stop()
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture

@@ -8,29 +8,17 @@ import pytest
 
 np = pytest.importorskip("numpy")
 
-import shutil  # noqa: E402
-import uuid  # noqa: E402
-
 import depot  # noqa: E402
-from conftest import CAPACITY, REPO, Child, Daemon, class_path, java_command, java_executable, python_child  # noqa: E402
+from conftest import REPO, Child, class_path, java_executable, python_child  # noqa: E402
 
 from depot.shuffle import MapFailedError, MapTimeoutError, Shuffle, partition_array  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def daemon():
-    """One daemon for the module (starting a JVM per test costs seconds); each test uses its own shuffle ids
-    and leaves the store empty."""
-    path = os.path.join("/dev/shm", "depot-test-" + uuid.uuid4().hex)
-    try:
-        d = Daemon(path, Child(java_command("dev.depot.server.DaemonMain", "--dir", path, "--capacity", CAPACITY)))
-        try:
-            d.child.await_line("depot: serving", timeout=60)
-            yield d
-        finally:
-            d.stop()
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
+@pytest.fixture
+def daemon(shared_daemon):
+    """The module's one daemon (conftest's shared_daemon); each test uses its own shuffle ids and leaves the
+    store empty."""
+    return shared_daemon
 
 
 @pytest.fixture

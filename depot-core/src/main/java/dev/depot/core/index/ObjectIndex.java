@@ -276,6 +276,34 @@ public final class ObjectIndex {
         return entries.get(ValueLayout.JAVA_LONG, entryOffset(slot) + CREATE_TIME_OFFSET);
     }
 
+    /**
+     * Up to {@code max} slots of SEALED entries whose KEEP flag is {@code kept}, least recently used first. One
+     * lock-free scan; the caller validates each slot with a CAS before acting on it.
+     */
+    public int[] leastRecentlySealed(int max, boolean kept) {
+        // Max-heap on last access: keeps the max smallest.
+        java.util.PriorityQueue<long[]> newest = new java.util.PriorityQueue<>(max + 1,
+            (a, b) -> Long.compare(b[0], a[0]));
+        for (int slot = 0; slot < slots(); slot++) {
+            long sw = stateWordAcquire(slot);
+            if (state(sw) != EntryState.SEALED || isKept(sw) != kept) {
+                continue;
+            }
+            long access = lastAccess(slot);
+            if (newest.size() < max) {
+                newest.add(new long[] {access, slot});
+            } else if (access < newest.peek()[0]) {
+                newest.poll();
+                newest.add(new long[] {access, slot});
+            }
+        }
+        int[] out = new int[newest.size()];
+        for (int i = out.length - 1; i >= 0; i--) {
+            out[i] = (int) newest.poll()[1];
+        }
+        return out;
+    }
+
     public long lastAccess(int slot) {
         return Atomics.getLongAcquire(entries, entryOffset(slot) + LAST_ACCESS_OFFSET);
     }

@@ -9,7 +9,6 @@ import static dev.depot.core.store.StoreHeaderDescriptor.EVICTION_COUNT_OFFSET;
 import dev.depot.core.clients.ClientTableDescriptor;
 import dev.depot.core.index.EntryState;
 import dev.depot.core.index.IndexEntryDescriptor;
-import java.util.PriorityQueue;
 
 /**
  * Eviction of sealed, unpinned objects without the KEEP flag, under the allocator lock. For a create, a clock
@@ -243,26 +242,6 @@ final class Eviction {
 
     /** The {@link #BATCH} least recently used sealed entries, oldest first. */
     private int[] oldestSealed() {
-        var index = store.index;
-        // Max-heap on last access: keeps the BATCH smallest.
-        PriorityQueue<long[]> newest = new PriorityQueue<>(BATCH + 1, (a, b) -> Long.compare(b[0], a[0]));
-        for (int slot = 0; slot < index.slots(); slot++) {
-            long sw = index.stateWordAcquire(slot);
-            if (state(sw) != EntryState.SEALED || IndexEntryDescriptor.isKept(sw)) {
-                continue;
-            }
-            long access = index.lastAccess(slot);
-            if (newest.size() < BATCH) {
-                newest.add(new long[] {access, slot});
-            } else if (access < newest.peek()[0]) {
-                newest.poll();
-                newest.add(new long[] {access, slot});
-            }
-        }
-        int[] out = new int[newest.size()];
-        for (int i = out.length - 1; i >= 0; i--) {
-            out[i] = (int) newest.poll()[1];
-        }
-        return out;
+        return store.index.leastRecentlySealed(BATCH, false);
     }
 }

@@ -15,7 +15,6 @@ import dev.depot.core.sys.Native;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
-import java.util.PriorityQueue;
 
 /**
  * The shared-memory side of spilling KEEP objects to disk, for the daemon's spiller (which does the file I/O,
@@ -124,25 +123,7 @@ public final class Spilling {
 
     /** Up to {@code max} sealed KEEP entries, least recently used first. One lock-free scan of the index. */
     public int[] spillCandidates(int max) {
-        PriorityQueue<long[]> newest = new PriorityQueue<>(max + 1, (a, b) -> Long.compare(b[0], a[0]));
-        for (int slot = 0; slot < index.slots(); slot++) {
-            long sw = index.stateWordAcquire(slot);
-            if (state(sw) != EntryState.SEALED || !isKept(sw)) {
-                continue;
-            }
-            long access = index.lastAccess(slot);
-            if (newest.size() < max) {
-                newest.add(new long[] {access, slot});
-            } else if (access < newest.peek()[0]) {
-                newest.poll();
-                newest.add(new long[] {access, slot});
-            }
-        }
-        int[] out = new int[newest.size()];
-        for (int i = out.length - 1; i >= 0; i--) {
-            out[i] = (int) newest.poll()[1];
-        }
-        return out;
+        return index.leastRecentlySealed(max, true);
     }
 
     /** Every entry a reader asked to restore. One lock-free scan of the index. */
