@@ -198,6 +198,7 @@ public final class Spilling {
             store.addCounter(SPILLED_OBJECTS_OFFSET, 1);
             store.addCounter(SPILL_COUNT_OFFSET, 1);
             index.putStateWordRelease(slot, withState(sealed, 0, EntryState.SPILLED));
+            store.publishEvent(dev.depot.core.notify.EventRecordDescriptor.TYPE_SPILLED, slot);
             store.spaceMayHaveFreed();
             return true;
         } finally {
@@ -255,6 +256,7 @@ public final class Spilling {
         }
         index.touch(slot, System.currentTimeMillis());
         store.addCounter(RESTORE_COUNT_OFFSET, 1);
+        store.publishEvent(dev.depot.core.notify.EventRecordDescriptor.TYPE_RESTORED, slot);
         store.notifySealed(slot);
     }
 
