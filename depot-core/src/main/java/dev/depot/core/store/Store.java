@@ -682,6 +682,11 @@ public final class Store implements AutoCloseable {
         }
     }
 
+    /** Subscribers now, live or dead and not yet reaped (0 when the store has no notification region). */
+    public int subscriberCount() {
+        return events == null ? 0 : events.subscriberCount();
+    }
+
     /** The notification rings, or null when the store's format (1.1) has none. */
     EventRings events() {
         return events;

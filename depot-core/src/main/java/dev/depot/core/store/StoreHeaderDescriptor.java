@@ -34,7 +34,7 @@ package dev.depot.core.store;
  *   |  Index slots  |   (pad)       |  Heap offset                  |
  *   +-------------------------------+-------------------------------+ 64
  *   |        Heap length            |  Create time (epoch ms)       |
- *   +-------------------------------+-------------------------------+ 72
+ *   +-------------------------------+-------------------------------+ 80
  *   |  Notification offset (1.2 on) |                               |
  *   +-------------------------------+-------------------------------+ 128  written by the daemon
  *   | Daemon identity (pid|start)   |  Heartbeat (epoch ms)         |
