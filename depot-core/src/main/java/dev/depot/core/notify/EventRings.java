@@ -158,11 +158,23 @@ public final class EventRings {
         return n;
     }
 
-    /** Takes ring {@code ring} off the active mask, then frees it if {@code owner} still owns it. */
+    /**
+     * Frees ring {@code ring} if {@code owner} still owns it: its owner becomes {@link #RELEASING} (one CAS, so a
+     * racing taker or reaper cannot act on it too), it leaves the active mask, then its owner becomes 0. Killed
+     * half-way, the ring stays {@code RELEASING}, which no process is: the reaper frees it, a subscriber takes it.
+     */
     boolean release(int ring, long owner) {
+        long at = ringOffset(ring) + OWNER_OFFSET;
+        if (!Atomics.compareAndSetLong(region, at, owner, RELEASING)) {
+            return false;
+        }
         setActive(ring, false);
-        return Atomics.compareAndSetLong(region, ringOffset(ring) + OWNER_OFFSET, owner, 0);
+        Atomics.putLongVolatile(region, at, 0);
+        return true;
     }
+
+    /** The owner of a ring being released: an identity no process has (pid -1). */
+    static final long RELEASING = -1;
 
     void setActive(int ring, boolean active) {
         while (true) {
@@ -183,20 +195,32 @@ public final class EventRings {
     public Subscriber subscribe(IntPredicate clientAlive) {
         long self = ProcessIdentity.self();
         for (int ring = 0; ring < SUBSCRIBERS; ring++) {
-            long base = ringOffset(ring);
-            if (owner(ring) == 0 && Atomics.compareAndSetLong(region, base + OWNER_OFFSET, 0, self)) {
-                region.set(ValueLayout.JAVA_LONG, base + SUBSCRIBED_AT_OFFSET, System.currentTimeMillis());
-                Subscriber s = new Subscriber(this, ring, self, clientAlive);
-                try {
-                    s.discardBacklog();
-                } catch (RuntimeException | Error e) {
-                    release(ring, self);
-                    throw e;
-                }
-                setActive(ring, true);
-                return s;
+            if (owner(ring) == 0 && Atomics.compareAndSetLong(region, ringOffset(ring) + OWNER_OFFSET, 0, self)) {
+                return start(ring, self, clientAlive);
+            }
+        }
+        // None free: take over a ring whose subscriber died (as a client slot is taken over), daemon or not. Its
+        // active bit may still be set: events published while we discard its backlog are discarded or delivered.
+        for (int ring = 0; ring < SUBSCRIBERS; ring++) {
+            long dead = owner(ring);
+            if (dead != 0 && !ProcessIdentity.isAlive(dead)
+                && Atomics.compareAndSetLong(region, ringOffset(ring) + OWNER_OFFSET, dead, self)) {
+                return start(ring, self, clientAlive);
             }
         }
         return null;
+    }
+
+    private Subscriber start(int ring, long self, IntPredicate clientAlive) {
+        region.set(ValueLayout.JAVA_LONG, ringOffset(ring) + SUBSCRIBED_AT_OFFSET, System.currentTimeMillis());
+        Subscriber s = new Subscriber(this, ring, self, clientAlive);
+        try {
+            s.discardBacklog();
+        } catch (RuntimeException | Error e) {
+            release(ring, self);
+            throw e;
+        }
+        setActive(ring, true);
+        return s;
     }
 }

@@ -45,7 +45,11 @@ package dev.depot.core.notify;
  * the subscriber itself when the slot is free or its process gone) CASes it to {@code ABORTED(lap)}, which the
  * subscriber skips and reports as one missed event. Other publishers are not held up: they claim the next cells.
  * A subscriber killed leaves its ring owned by a dead identity: the reaper clears its bit of the active mask and
- * frees the ring. A new owner first discards what the ring still holds, up to the tail it found.
+ * frees the ring; when all rings are taken, a new subscriber takes over one whose owner is dead (one CAS of the
+ * owner from the dead identity to its own), daemon or not. Freeing is CAS owner to {@code RELEASING} (pid -1, no
+ * process), clear the active bit, store 0, so a racing taker or reaper never clears another's bit; a process
+ * killed half-way leaves {@code RELEASING}, dead like any other. A new owner first discards what the ring still
+ * holds, up to the tail it found.
  */
 public final class NotificationDescriptor {
     /** Subscribers a store has at most: 16 (the active mask has room for 32). */

@@ -7,11 +7,14 @@ import dev.depot.core.memory.Atomics;
 import dev.depot.core.sys.Native;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.IntPredicate;
 
 /**
  * The consumer of one subscriber ring ({@link NotificationDescriptor}): the only writer of its head and its
- * sleeping flag. One thread at a time ({@link #next} is synchronized); {@link #close} frees the ring.
+ * sleeping flag. One thread reads at a time ({@link #next} holds a lock); {@link #close} may come from any thread:
+ * it frees the ring at once when no {@code next} runs, else wakes that {@code next}, which frees it and fails.
  */
 public final class Subscriber implements AutoCloseable {
     /** How long the subscriber sleeps at a record claimed by a live publisher before it looks again. */
@@ -25,7 +28,9 @@ public final class Subscriber implements AutoCloseable {
     private final IntPredicate clientAlive;
     /** The head when this subscriber first saw a non-zero missed count not yet reported; -1: none. */
     private long missedSeenAt = -1;
-    private boolean closed;
+    private final ReentrantLock reading = new ReentrantLock();
+    private volatile boolean closed;
+    private final AtomicBoolean released = new AtomicBoolean();
 
     Subscriber(EventRings rings, int ring, long owner, IntPredicate clientAlive) {
         this.rings = rings;
@@ -64,10 +69,22 @@ public final class Subscriber implements AutoCloseable {
      * The next event, waiting up to {@code timeoutNanos} (negative: forever, 0: do not wait) asleep on the
      * ring's futex word; null when none came in time.
      */
-    public synchronized Event next(long timeoutNanos) {
-        checkOpen();
+    public Event next(long timeoutNanos) {
+        reading.lock();
+        try {
+            return nextLocked(timeoutNanos);
+        } finally {
+            reading.unlock();
+        }
+    }
+
+    private Event nextLocked(long timeoutNanos) {
         long start = System.nanoTime();
         while (true) {
+            if (closed) {
+                releaseOnce();
+                throw new IllegalStateException("this subscription is closed");
+            }
             Event e = poll(false);
             if (e != null) {
                 return e;
@@ -89,6 +106,9 @@ public final class Subscriber implements AutoCloseable {
         Atomics.putIntVolatile(region, base + SLEEPING_OFFSET, 1);
         try {
             int sequence = Atomics.getIntVolatile(region, base + WAKE_SEQUENCE_OFFSET);
+            if (closed) {
+                return;  // close() stores the flag before it bumps the sequence: one of us sees the other
+            }
             long stamp = Atomics.getLongVolatile(region, base + recordOffset(head()) + STAMP_OFFSET);
             boolean claimed = kindOf(stamp) == KIND_CLAIMED;
             if (kindOf(stamp) != KIND_FREE && !claimed || Atomics.getLongVolatile(region, base + MISSED_OFFSET) != 0) {
@@ -175,21 +195,31 @@ public final class Subscriber implements AutoCloseable {
             region.get(ValueLayout.JAVA_LONG, record + TIME_OFFSET), 0);
     }
 
-    private void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException("this subscription is closed");
-        }
-    }
-
-    public synchronized boolean isClosed() {
+    public boolean isClosed() {
         return closed;
     }
 
-    /** Frees the ring (off the active mask first, so publishers stop writing to it). Closing twice is harmless. */
+    /**
+     * Frees the ring (off the active mask first, so publishers stop writing to it); when another thread is in
+     * {@link #next}, wakes it to free the ring and fail. Closing twice is harmless.
+     */
     @Override
-    public synchronized void close() {
-        if (!closed) {
-            closed = true;
+    public void close() {
+        closed = true;
+        if (reading.tryLock()) {
+            try {
+                releaseOnce();
+            } finally {
+                reading.unlock();
+            }
+        } else {
+            Atomics.getAndAddInt(region, base + WAKE_SEQUENCE_OFFSET, 1);
+            Native.futexWakeAll(region.address() + base + WAKE_SEQUENCE_OFFSET);
+        }
+    }
+
+    private void releaseOnce() {
+        if (released.compareAndSet(false, true)) {
             rings.release(ring, owner);
         }
     }

@@ -140,6 +140,48 @@ class NotificationTest {
     }
 
     @Test
+    void shouldTakeOverTheRingOfADeadSubscriberWhenEveryRingIsTaken() throws Exception {
+        try (var f = new StoreFixture()) {
+            List<Subscriber> all = new ArrayList<>();
+            for (int i = 0; i < NotificationDescriptor.SUBSCRIBERS; i++) {
+                all.add(f.store.subscribe());
+            }
+            Subscriber victim = all.getFirst();
+            long owner = NotificationDescriptor.ringOffset(victim.ring()) + NotificationDescriptor.OWNER_OFFSET;
+            Atomics.putLongVolatile(region(f), owner, DeadProcess.identity());  // killed while subscribed
+            Subscriber taker = f.store.subscribe();
+            assertEquals(victim.ring(), taker.ring());
+            TestId id = f.newId();
+            f.put(id, 4);
+            assertEvent(taker.next(A_WHILE), TYPE_SEALED, id, 4, 0);
+            all.removeFirst();  // the victim "died": it never closes
+            all.forEach(Subscriber::close);
+            taker.close();
+            assertEquals(0, f.store.events().activeMask());
+        }
+    }
+
+    @Test
+    void shouldWakeAWaitingNextWhenAnotherThreadClosesTheSubscription() throws Exception {
+        try (var f = new StoreFixture()) {
+            Subscriber s = f.store.subscribe();
+            var failure = new java.util.concurrent.CompletableFuture<Throwable>();
+            Thread reader = Thread.ofPlatform().start(() -> {
+                try {
+                    s.next(-1);
+                    failure.complete(null);
+                } catch (Throwable t) {
+                    failure.complete(t);
+                }
+            });
+            s.close();  // before or during its next(): either way next() fails and the ring is freed
+            reader.join();
+            assertTrue(failure.get() instanceof IllegalStateException, String.valueOf(failure.get()));
+            assertEquals(0, f.store.subscriberCount());
+        }
+    }
+
+    @Test
     void shouldOpenAFormat11StoreThatHasNoNotificationRegion() throws Exception {
         try (ShmDir dir = new ShmDir()) {
             StoreLayout old = StoreLayout.forCapacity(64 * 1024, 8, 64, 64, false);
