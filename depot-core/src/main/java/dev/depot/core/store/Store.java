@@ -420,11 +420,13 @@ public final class Store implements AutoCloseable {
         int gen = (int) record;
         // The flags (KEEP) were set at insert and stay: expect them and keep them.
         long creating = creatingWord(slot, gen);
+        // Read while the entry is ours (CREATING): once sealed, a delete may free the slot for another object.
+        EventDraft sealed = draftEvent(EventRecordDescriptor.TYPE_SEALED, slot);
         if (!index.compareAndSetStateWord(slot, creating, IndexEntryDescriptor.withState(creating, 0, EntryState.SEALED))) {
             throw new IllegalStateException("cannot seal object in slot " + slot + ": it is no longer being created"
                 + " by this client (state word 0x" + Long.toHexString(index.stateWordVolatile(slot)) + ")");
         }
-        publishEvent(EventRecordDescriptor.TYPE_SEALED, slot);
+        publish(sealed);
         notifySealed(slot);
         spaceMayHaveFreedIfWaited();
     }
@@ -675,10 +677,25 @@ public final class Store implements AutoCloseable {
      * when nobody subscribes (one volatile read). Never blocks: safe under the allocator lock.
      */
     void publishEvent(int type, int slot) {
-        if (events != null && events.activeMask() != 0) {
-            byte[] id = new byte[IndexEntryDescriptor.ID_LENGTH];
-            index.readId(slot, id);
-            events.publish(me, type, id, index.dataLength(slot), index.metadataLength(slot));
+        publish(draftEvent(type, slot));
+    }
+
+    /** An event read from an entry while the caller owns it, published later; null: nobody subscribes. */
+    record EventDraft(int type, byte[] id, long dataLength, int metadataLength) {
+    }
+
+    EventDraft draftEvent(int type, int slot) {
+        if (events == null || events.activeMask() == 0) {
+            return null;
+        }
+        byte[] id = new byte[IndexEntryDescriptor.ID_LENGTH];
+        index.readId(slot, id);
+        return new EventDraft(type, id, index.dataLength(slot), index.metadataLength(slot));
+    }
+
+    void publish(EventDraft draft) {
+        if (draft != null) {
+            events.publish(me, draft.type(), draft.id(), draft.dataLength(), draft.metadataLength());
         }
     }
 

@@ -37,6 +37,9 @@ public final class DepotMetrics {
 
         /** Every client's operations, in-process ones included (the client slots' counters). */
         OperationCounts operations();
+
+        /** Subscribers to the store's object events now. */
+        int subscribers();
     }
 
     /** The figures of a running daemon: its store, its control server (none: no sessions) and its counters. */
@@ -67,6 +70,11 @@ public final class DepotMetrics {
             @Override
             public OperationCounts operations() {
                 return server.client().store().operationCounts();
+            }
+
+            @Override
+            public int subscribers() {
+                return server.client().store().subscriberCount();
             }
         };
     }
@@ -112,6 +120,8 @@ public final class DepotMetrics {
         m.add(counter("depot_deletes", null, "objects deleted by any client", ops.deletes()));
         m.add(counter("depot_waits", null, "gets of any client that went to sleep waiting for a seal", ops.waits()));
         m.add(counter("depot_wakeups", null, "seals that woke sleeping gets", ops.wakeups()));
+        m.add(gauge("depot_subscribers", null, "subscriptions to the store's object events (of 16)",
+            source.subscribers()));
         m.add(counter("depot_seal_waits", null, "control-protocol gets that waited for a seal", p.waits()));
         m.add(counter("depot_seal_wakeups", null, "control-protocol seal waits that ended with the object sealed",
             p.wakeups()));

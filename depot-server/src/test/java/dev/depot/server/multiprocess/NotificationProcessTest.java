@@ -109,6 +109,38 @@ class NotificationProcessTest {
         }
     }
 
+    @Test
+    void shouldAnnounceTheSpillsAndRestoresOfTheDaemon() throws Exception {
+        long size = 1L << 20;
+        try (TempStore temp = new TempStore(); DepotServer server = DepotServer.start(ServerConfig.defaults()
+            .withDirectory(temp.dir()).withCapacity(CAPACITY).withControlSocket(false)
+            .withSpillDirectory(temp.dir().resolve("spill")), msg -> { })) {
+            DepotClient depot = server.client();
+            try (Subscription s = depot.subscribe()) {
+                for (int i = 0; i < 12; i++) {  // 12 MiB of KEEP objects in 8 MiB: some are spilled
+                    try (var w = depot.create(ObjectId.of("kept-" + i), size, new byte[0], DepotClient.CreateOption.KEEP)) {
+                        w.seal();
+                    }
+                }
+                ObjectId first = ObjectId.of("kept-0");
+                depot.get(first, WAIT_MILLIS).close();  // spilled first (least recently used): restored now
+                List<ObjectEvent.Type> types = new ArrayList<>();
+                ObjectEvent e;
+                do {
+                    e = s.next(WAIT_MILLIS);
+                    assertNotNull(e, "no RESTORED event after " + types);
+                    types.add(e.type());
+                    if (e.type() == ObjectEvent.Type.SPILLED || e.type() == ObjectEvent.Type.RESTORED) {
+                        assertEquals(size, e.dataSize());
+                        assertEquals(ProcessHandle.current().pid(), e.publisherPid(), "the daemon (this JVM) spills");
+                    }
+                } while (!(e.type() == ObjectEvent.Type.RESTORED && e.id().equals(first)));
+                assertEquals(12, types.stream().filter(t -> t == ObjectEvent.Type.SEALED).count(), types::toString);
+                assertTrue(types.contains(ObjectEvent.Type.SPILLED), types::toString);
+            }
+        }
+    }
+
     private static DepotServer daemon(TempStore temp) {
         return DepotServer.start(ServerConfig.defaults().withDirectory(temp.dir()).withCapacity(CAPACITY)
             .withControlSocket(false), msg -> { });
