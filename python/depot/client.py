@@ -218,7 +218,8 @@ class Client:
         if src.nbytes <= w.PUT_MAX_INLINE and not keep and timeout == 0:
             # One round trip: the daemon creates, copies and seals.
             raw = _raw_id(oid)
-            metadata = self._metadata(metadata)
+            if type(metadata) is not bytes or len(metadata) > self.max_metadata:
+                metadata = self._metadata(metadata)
             flags = 0 if evict else w.CREATE_FLAG_NO_EVICT
             self._call(w.PUT_TYPE, b"".join((w.CREATE.pack(raw, flags, src.nbytes, len(metadata)), metadata, src)))
             return
