@@ -191,8 +191,10 @@ class Connection:
 
     def _read_frame(self):
         """The next reply frame: (type, flags, request id, body). A frame that fits the read buffer is consumed
-        only once it is all there, so an interruption (Ctrl-C) leaves the stream in step; the body is a copy."""
-        self._fill(w.HEADER_LENGTH)
+        only once it is all there, so an interruption (Ctrl-C) leaves the stream in step; the body is a copy
+        (a bytearray)."""
+        if self._read_end - self._read_start < w.HEADER_LENGTH:
+            self._fill(w.HEADER_LENGTH)
         start = self._read_start
         length, type_, flags, rid = w.HEADER.unpack_from(self._read_buffer, start)
         if length < w.MIN_LENGTH or length > w.MAX_LENGTH:
@@ -201,10 +203,12 @@ class Connection:
         total = 4 + length
         if total > len(self._read_buffer):
             return type_, flags, rid, self._read_large_body(length - w.MIN_LENGTH)
-        self._fill(total)
-        body = self._read_buffer[start + w.HEADER_LENGTH:start + total]
+        if self._read_end - start < total:
+            self._fill(total)
+            start = self._read_start  # moved if the buffer was compacted
+        body = self._read_buffer[start + w.HEADER_LENGTH:start + total]  # a copy (bytearray)
         self._consume(total)
-        return type_, flags, rid, bytes(body)
+        return type_, flags, rid, body
 
     def _fill(self, n):
         """Receives until at least ``n`` (<= the buffer's length) unconsumed bytes are buffered."""

@@ -108,10 +108,9 @@ def get_array(client, oid, timeout=None):
     base holds the pin), even after the client is closed."""
     np = _numpy()
     # No ObjectView: its only use here would be to hand the pin to the array's buffer, which this does itself.
-    raw, located = client._locate(oid, timeout)
+    raw, located, mapping = client._locate(oid, timeout)
     pin = located.pin
     try:
-        mapping = client._mapping
         metadata = mapping.read(located.metadata_offset, located.metadata_length)
         dtype, shape, expected = _parsed_header(np, metadata)
         if expected != located.size:
