@@ -240,8 +240,11 @@ def _write_raw(client, oid, arrays, schema, take):
 
 def reduce_partition(spec, partition, *outputs):
     """Partition ``partition`` of the shuffled frame: every map's slice in map order, read in place and
-    concatenated (one copy); the slices read are deleted."""
-    client = _client(spec.directory)[0]
+    concatenated (one copy); the slices read are deleted.
+
+    In a Depot worker (depot.dask, or depot.dask.distributed) a frame of plain columns is concatenated
+    straight into the Depot object that holds the task's result, so the worker does not copy it again."""
+    client, prefix, _ = _client(spec.directory)
     parts = [(o, o.rows[partition]) for o in outputs if o.rows[partition]]
     if not parts:
         return _empty(spec)
@@ -253,7 +256,7 @@ def reduce_partition(spec, partition, *outputs):
                               "partition was computed twice)" % (spec.token, partition, missing))
         schemas = {o.schema for o, _ in parts}
         if len(schemas) == 1 and parts[0][0].kind == RAW:
-            result = _concat_raw(spec, parts, views)
+            result = _concat_raw(spec, parts, views, client, prefix)
         else:
             result = _concat_frames(spec, parts, views, client)
     finally:
@@ -264,28 +267,128 @@ def reduce_partition(spec, partition, *outputs):
     return result
 
 
-def _concat_raw(spec, parts, views):
+def _frame_of(spec, arrays, total):
+    """The DataFrame of ``arrays`` (the index's first unless the index is ignored), without copying them."""
     import pandas as pd
+    arrays = list(arrays)
+    if spec.ignore_index:
+        index = pd.RangeIndex(total)
+    else:
+        index = pd.Index(arrays.pop(0), name=spec.meta.index.name, copy=False)
+    frame = pd.DataFrame(dict(enumerate(arrays)), index=index, copy=False)
+    frame.columns = spec.meta.columns
+    return frame
+
+
+def _concat_raw(spec, parts, views, client, prefix):
     schema = parts[0][0].schema
     total = sum(r for _, r in parts)
     layouts = [_layout(schema, r)[0] for _, r in parts]
-    arrays = []
-    for j, s in enumerate(schema):
-        out = np.empty(total, dtype=np.dtype(s))
+
+    def fill(j, out):
         at = 0
         for (_, rows), where, view in zip(parts, layouts, views):
             offset, dtype = where[j]
             out[at:at + rows] = np.frombuffer(view.data, dtype=dtype, count=rows, offset=offset)
             at += rows
-        arrays.append(out)
-    meta = spec.meta
-    if spec.ignore_index:
-        index = pd.RangeIndex(total)
-    else:
-        index = pd.Index(arrays.pop(0), name=meta.index.name, copy=False)
-    frame = pd.DataFrame(dict(enumerate(arrays)), index=index, copy=False)
-    frame.columns = meta.columns
-    return frame
+
+    sink = _result_sink(client)
+    if sink is not None:
+        oid = ObjectId(prefix + os.urandom(ID_LENGTH - len(prefix)))
+        frame = _frame_of(spec, [np.empty(total, np.dtype(s)) for s in schema], total)  # pages untouched
+        if _store_frame(client, oid, frame, fill, spec.ignore_index):
+            return sink(oid)
+    arrays = [np.empty(total, dtype=np.dtype(s)) for s in schema]
+    for j, out in enumerate(arrays):
+        fill(j, out)
+    return _frame_of(spec, arrays, total)
+
+
+def _result_sink(client):
+    """How a reducer hands over a result it stored itself, in a Depot worker; None elsewhere."""
+    from . import _worker
+    state = _worker._state
+    if state is not None:
+        def to_scheduler(oid):
+            # the worker passes the id on (as for a task that returns a stored input), the compute owns it
+            from ._refs import Stored
+            frame = state.client.get_object(oid, timeout=0)
+            stored = Stored(oid, sum(a.nbytes for a in _arrays_of(frame)))
+            state.loaded[oid] = frame
+            state.resolved[id(frame)] = (frame, stored)
+            return frame
+        return to_scheduler
+    distributed = sys.modules.get("distributed")
+    if distributed is None:
+        return None
+    try:
+        worker = distributed.get_worker()
+    except ValueError:
+        return None
+    from .distributed.data import DepotData, OwnedRef
+    data = getattr(worker, "data", None)
+    if not isinstance(data, DepotData) or data.client is not client:
+        return None
+
+    def to_worker(oid):
+        with client.get(oid, timeout=0) as view:
+            return OwnedRef(bytes(oid), view.size)
+    return to_worker
+
+
+def _arrays_of(frame):
+    return [frame.index.to_numpy()] + [frame.iloc[:, j].to_numpy() for j in range(frame.shape[1])]
+
+
+def _address(buffer):
+    return np.frombuffer(buffer, dtype=np.uint8).__array_interface__["data"][0]
+
+
+def _store_frame(client, oid, frame, fill, ignore_index):
+    """Stores ``frame`` (whose columns are not filled yet) as ``put_object`` would, then fills each column
+    in place in shared memory with ``fill(j, array)`` (j: the index first, unless ignored, then the columns).
+    False, with nothing stored, when some column does not map onto one contiguous out-of-band buffer."""
+    from .. import pickling
+    collected = pickling._Collector(frame)
+    buffers = collected.buffers
+    spans = [(_address(raw), raw.nbytes) for _, raw in buffers]
+    targets = []
+    arrays = _arrays_of(frame)[1 if ignore_index else 0:]
+    for array in arrays:
+        if not array.flags.c_contiguous:
+            return False
+        address = array.__array_interface__["data"][0]
+        hit = [(i, address - a) for i, (a, n) in enumerate(spans) if a <= address and address + array.nbytes <= a + n]
+        if not hit or buffers[hit[0][0]][0] != pickling.KIND_PICKLE_BUFFER:
+            return False
+        targets.append((hit[0][0], hit[0][1], array.dtype, len(array)))
+    stream_offset = pickling.HEADER.size + pickling.ENTRY.size * len(buffers)
+    end = stream_offset + len(collected.stream)
+    table = []
+    for kind, raw in buffers:
+        begin = pickling._align(end)
+        table.append((begin, raw.nbytes, kind))
+        end = begin + raw.nbytes
+    w = client.create(oid, end, pickling.MAGIC, **_KEEP)
+    try:
+        data = w.data
+        pickling.HEADER.pack_into(data, 0, pickling.MAGIC, len(buffers), stream_offset, len(collected.stream))
+        for i, (begin, length, kind) in enumerate(table):
+            pickling.ENTRY.pack_into(data, pickling.HEADER.size + i * pickling.ENTRY.size, begin, length, kind, 0)
+        data[stream_offset:stream_offset + len(collected.stream)] = collected.stream
+        for j, (i, at, dtype, count) in enumerate(targets):
+            fill(j, np.frombuffer(data, dtype=dtype, count=count, offset=table[i][0] + at))
+        filled = {i for i, _, _, _ in targets}
+        for i, ((begin, length, _), (_, raw)) in enumerate(zip(table, buffers)):
+            if i not in filled:  # small buffers of the frame itself (its column labels, say)
+                data[begin:begin + length] = raw
+        del data
+        w.seal()
+    except BaseException:
+        if not w.sealed:
+            w.abort()
+        raise
+    return True
 
 
 def _concat_frames(spec, parts, views, client):

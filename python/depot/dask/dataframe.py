@@ -10,7 +10,8 @@ The method "depot" is used when asked for (per call, or with the configuration `
 graph is built for Depot: a ``depot.dask.Scheduler`` is the configured scheduler
 (``dask.config.set(scheduler=s)``), or the default ``distributed`` client's scheduler talks ``depot://`` (a
 ``depot.dask.distributed`` cluster). A method given in the call always wins, so ``shuffle_method="tasks"``
-keeps Dask's own task shuffle on Depot too.
+keeps Dask's own task shuffle on Depot too, and so does ``dask.config.set({"depot.auto-shuffle": False})``
+for every call that names no method.
 
 Dask has no public hook for a new shuffle method; the internal one each version has is wrapped in one small
 module (``_shuffle_expr``, ``_shuffle_legacy``). When it is not as expected, ``install()`` warns once and
@@ -20,7 +21,7 @@ returns False, and every shuffle stays Dask's own.
 import sys
 import warnings
 
-__all__ = ["METHOD", "install", "installed", "on_depot"]
+__all__ = ["AUTO_CONFIG_NAME", "METHOD", "install", "installed", "on_depot"]
 
 #: the name of the shuffle method
 METHOD = "depot"
@@ -54,11 +55,17 @@ def _depot_distributed():
     return address.startswith("depot://")
 
 
+#: configuration key: False keeps Dask's configured method on Depot too when a call names none
+AUTO_CONFIG_NAME = "depot.auto-shuffle"
+
+
 def choose(explicit, configured):
-    """The shuffle method to use: the one given in the call, else "depot" on Depot, else the configured one."""
+    """The shuffle method to use: the one given in the call, else "depot" on Depot (unless the configuration
+    ``depot.auto-shuffle`` is False), else the configured one."""
+    from dask import config
     if explicit:
         return explicit
-    if configured == METHOD or on_depot():
+    if configured == METHOD or (config.get(AUTO_CONFIG_NAME, True) and on_depot()):
         return METHOD
     return configured
 

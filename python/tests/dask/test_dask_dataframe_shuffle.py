@@ -167,3 +167,30 @@ def test_a_failing_map_in_process_leaves_nothing_in_the_store(dask_daemon, monke
         broken.set_index("key", divisions=[0, 10, 20, 49], **method("depot")).compute(scheduler="threads")
     # the outputs of the maps that ran own their slices: dropping them deleted the slices
     assert store_objects(dask_daemon.dir, RESULT_PREFIX) == []
+
+
+@pytest.mark.parametrize("ignore_index", [False, True])
+def test_a_partition_is_built_in_place_in_the_store_as_put_object_would_store_it(dask_daemon, ignore_index):
+    from depot.dask._objects import shared_client
+    from depot.ids import ObjectId
+    import uuid
+    client = shared_client(dask_daemon.dir)
+    expected = pd.DataFrame({"a": np.arange(1000, dtype=np.int64), "b": np.arange(1000.0), "c": np.arange(1000.0),
+                             "d": np.arange(1000, dtype=np.int16)}, index=pd.Index(np.arange(1000) * 2, name="i"))
+    if ignore_index:
+        expected = expected.reset_index(drop=True)
+    spec = _shuffle_tasks.ShuffleSpec("t", "_partitions", 1, None, ignore_index, expected.iloc[:0], dask_daemon.dir)
+    arrays = ([] if ignore_index else [expected.index.to_numpy()]) + [expected[c].to_numpy() for c in expected]
+    placeholder = _shuffle_tasks._frame_of(spec, [np.empty(1000, a.dtype) for a in arrays], 1000)
+    oid = ObjectId(uuid.uuid4().bytes + bytes(4))
+
+    def fill(j, out):
+        out[:] = arrays[j]
+
+    assert _shuffle_tasks._store_frame(client, oid, placeholder, fill, ignore_index)
+    try:
+        got = client.get_object(oid, timeout=0)
+        pd.testing.assert_frame_equal(got, expected, check_index_type=not ignore_index)
+        del got
+    finally:
+        client.delete(oid)

@@ -36,7 +36,7 @@ from ...errors import DepotError, ObjectMissingError, ProtocolError, StoreFullEr
 from ...ids import ObjectId
 from .._ids import RESULT_ID_LAYOUT, RESULT_ID_MAGIC
 
-__all__ = ["DepotData", "DepotRef", "sending_by_id", "sweep_dead_writers", "writer_of"]
+__all__ = ["DepotData", "DepotRef", "OwnedRef", "sending_by_id", "sweep_dead_writers", "writer_of"]
 
 DEFAULT_INLINE_BYTES = 64 * 1024
 
@@ -74,6 +74,16 @@ class DepotRef:
     def __repr__(self):
         return "DepotRef(%s, %d bytes)" % (ObjectId(self.oid).hex() if isinstance(self.oid, bytes) else self.oid,
                                            self.nbytes)
+
+
+class OwnedRef(DepotRef):
+    """A result that its task wrote into the store itself, under an id of this worker (the DataFrame shuffle's
+    reducers): the mapping takes the object over as if it had stored the value."""
+
+    __slots__ = ()
+
+    def __reduce__(self):
+        return OwnedRef, (bytes(self.oid), self.nbytes)
 
 
 @sizeof.register(DepotRef)
@@ -175,6 +185,12 @@ class DepotData(MutableMapping):
         with self._lock:
             if key in self:
                 del self[key]
+            if isinstance(value, OwnedRef):
+                self._shared[key] = _Shared(ObjectId(value.oid), None, value.nbytes, owned=True)
+                self._count("stored")
+                self._count("stored_bytes", value.nbytes)
+                self._count("stored_in_place")
+                return
             if isinstance(value, DepotRef):
                 self._adopt(key, value)
                 return
