@@ -180,6 +180,62 @@ public final class SampleSort {
         return front;
     }
 
+    /**
+     * The partition pass of a worker that keeps its own partition, for two partitions: partitions
+     * {@code words} in place with one branch-free comparison per word (a Lomuto pass whose swap is
+     * unconditional), the words of partition {@code own} (0: keys below {@code splitter}, 1: the others) to the
+     * front. Returns how many there are; the rest, the other partition's, follow them.
+     */
+    public static long partitionInPlace(SortData type, MemorySegment words, long splitter, int own) {
+        long n = words.byteSize() / Long.BYTES;
+        long flip = own == 0 ? 0 : -1;  // turns "below" into "not below" for partition 1
+        long kept = 0;
+        if (type == SortData.FLOAT64) {
+            for (long i = 0; i < n; i++) {
+                long w = words.getAtIndex(ValueLayout.JAVA_LONG, i);
+                long mine = lessMask(SortData.floatKey(w), splitter) ^ flip;   // -1 or 0
+                // words [kept, i) are the other partition's: swapping keeps that true whatever w is
+                words.setAtIndex(ValueLayout.JAVA_LONG, i, words.getAtIndex(ValueLayout.JAVA_LONG, kept));
+                words.setAtIndex(ValueLayout.JAVA_LONG, kept, w);
+                kept -= mine;
+            }
+        } else {
+            for (long i = 0; i < n; i++) {
+                long w = words.getAtIndex(ValueLayout.JAVA_LONG, i);
+                long mine = lessMask(w, splitter) ^ flip;
+                words.setAtIndex(ValueLayout.JAVA_LONG, i, words.getAtIndex(ValueLayout.JAVA_LONG, kept));
+                words.setAtIndex(ValueLayout.JAVA_LONG, kept, w);
+                kept -= mine;
+            }
+        }
+        return kept;
+    }
+
+    /**
+     * The partition pass of a worker that keeps its own partition, for any number of partitions: moves the
+     * words of partition {@code own} to the front of {@code words} (in input order) and copies every other word
+     * into {@code out[p]} of its partition (sized by {@link #count}; {@code out[own]} is not used), each word
+     * written once. Returns how many words were kept.
+     */
+    public static long scatterKeeping(SortData type, MemorySegment words, long[] splitters, int own,
+                                      MemorySegment[] out) {
+        int partitions = splitters.length + 1;
+        long[] tree = searchTree(splitters);
+        long[] next = new long[partitions];
+        long n = words.byteSize() / Long.BYTES;
+        long kept = 0;
+        for (long i = 0; i < n; i++) {
+            long w = words.getAtIndex(ValueLayout.JAVA_LONG, i);
+            int p = classify(type.key(w), tree, partitions);
+            if (p == own) {
+                words.setAtIndex(ValueLayout.JAVA_LONG, kept++, w);  // kept <= i: never a word not yet read
+            } else {
+                out[p].setAtIndex(ValueLayout.JAVA_LONG, next[p]++, w);
+            }
+        }
+        return kept;
+    }
+
     /** A heap array of the type ({@code double[]} or {@code long[]}) of {@code n} values, as a segment. */
     public static MemorySegment newArray(SortData type, long n) {
         if (n > Integer.MAX_VALUE - 8) {
@@ -205,6 +261,30 @@ public final class SampleSort {
             at += s.byteSize();
         }
         return out;
+    }
+
+    /**
+     * Appends the slices behind the first {@code keptBytes} of {@code work} (the worker's own part, which
+     * stayed there) and returns the whole partition, ready for {@link #sortInPlace}; when it does not fit, a
+     * new array gets the kept part and the slices.
+     */
+    public static MemorySegment gatherAfter(SortData type, MemorySegment work, long keptBytes,
+                                            List<MemorySegment> slices) {
+        long bytes = keptBytes;
+        for (MemorySegment s : slices) {
+            bytes += s.byteSize();
+        }
+        MemorySegment out = work;
+        if (bytes > work.byteSize()) {
+            out = newArray(type, bytes / Long.BYTES);
+            MemorySegment.copy(work, 0, out, 0, keptBytes);
+        }
+        long at = keptBytes;
+        for (MemorySegment s : slices) {
+            MemorySegment.copy(s, 0, out, at, s.byteSize());
+            at += s.byteSize();
+        }
+        return out.asSlice(0, bytes);
     }
 
     /** As {@link #gather(SortData, List, MemorySegment)} into a new array. */

@@ -162,7 +162,10 @@ public final class SortMain {
     private static SortReport.Run depot(Settings s, int workers) throws InterruptedException {
         long start = System.nanoTime();
         Path dir = Path.of("/dev/shm", "depot-sort-" + UUID.randomUUID());
-        long capacity = s.dataBytes() + s.dataBytes() / 32 + (64L << 20) + (long) workers * workers * (64 << 10);
+        // The store holds what crosses between workers: a worker's own partition stays in its heap, so about
+        // (N - 1)/N of the data, plus a margin for the splitters' rank error and a partition's metadata.
+        long capacity = s.dataBytes() / workers * (workers - 1) + s.dataBytes() / 16 + (64L << 20)
+            + (long) workers * workers * (64 << 10);
         Thread cleanup = new Thread(() -> deleteTree(dir), "depot-sort-cleanup");
         Runtime.getRuntime().addShutdownHook(cleanup);
         List<WorkerProcess> procs = new ArrayList<>();

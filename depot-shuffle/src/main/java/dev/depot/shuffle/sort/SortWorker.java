@@ -21,9 +21,10 @@ import java.util.Map;
  * <li>{@code single COUNT DTYPE SEED SPECIALS}: the baseline: generates all values into one array and sorts
  *     it with {@code Arrays.sort}.</li>
  * <li>{@code depot DIR SHUFFLE WORKER WORKERS COUNT DTYPE SEED SPECIALS}: one worker of the sample sort:
- *     generates its share (off-heap), publishes samples through the shuffle {@code SHUFFLE-samples}, partitions
- *     its share by the splitters straight into shuffle {@code SHUFFLE}, gathers its partition from every worker
- *     into the same work array, sorts it, checks it.</li>
+ *     generates its share into its work array, publishes samples through the shuffle {@code SHUFFLE-samples},
+ *     partitions its share by the splitters (its own partition stays in the work array, the others' go into its
+ *     map's object of shuffle {@code SHUFFLE}), appends the other maps' slices of its partition behind its own
+ *     part, sorts it, checks it.</li>
  * </ul>
  */
 public final class SortWorker {
@@ -97,23 +98,23 @@ public final class SortWorker {
             long from = SortData.firstValueOf(count, worker, workers);
             long to = SortData.firstValueOf(count, worker + 1, workers);
             long[] splitters;
-            // One array for this worker's values, first its share of the input, then its sorted partition:
-            // memory touched once, before the sort is timed, and no more than the share plus a margin.
+            // One array for this worker's values, first its share of the input, then its partition: memory
+            // touched once, before the sort is timed, and no more than the share plus a margin (the splitters'
+            // rank error; a partition that does not fit gets a new array).
             long share = to - from;
-            MemorySegment work = SampleSort.newArray(type, Math.min(Integer.MAX_VALUE - 8L, share + share / 8 + 1024));
+            MemorySegment work = SampleSort.newArray(type, Math.min(Integer.MAX_VALUE - 8L, share + share / 16 + 1024));
             MemorySegment mine = work.asSlice(0, share * Long.BYTES);
             result.put("in", type.generate(seed, from, to, specials, mine));
             phase("generate");
 
-            // What the timed part touches is touched now, as the baseline's array is while it is generated: the
-            // map's object (its size is the share, known already; only the split waits for the splitters) and
-            // every page of the store heap, where the other maps' slices for this partition will be. A first
-            // touch through a new mapping costs microseconds per page here; in the timed part it would be
-            // counted against Depot, and pre-touching the heap of a long-lived store is done once per process.
-            ShuffleWriter w = data.writer(worker, share * Long.BYTES);
+            // What the timed part touches is touched now, as the baseline's array is while it is generated:
+            // every page of the store heap, where this map's object and the other maps' slices for this
+            // partition will be. A first touch through a new mapping costs microseconds per page here; in the
+            // timed part it would be counted against Depot, and a long-lived store's heap is touched once per
+            // process.
             result.put("touched_pages", client.store().preTouchHeap());
             phase("prepare");
-            // The timed sort starts when every worker is here (the last one's ready_at): all the data exists.
+            // The timed sort starts when every worker is here (the last one's started_at): all the data exists.
             result.put("started_at", System.currentTimeMillis());
 
             long[] keys = SampleSort.sampleKeys(type, mine, SampleSort.SAMPLES_PER_WORKER, seed + worker);
@@ -124,31 +125,40 @@ public final class SortWorker {
             }
             phase("sample");
 
-            // Each value is read once from the work array and written once into the map's object.
+            // This worker's own partition stays in its work array (moved to the front); only the other
+            // partitions' values go into its map's object, each written once. Its own slice there is empty.
             long[] bytes = new long[workers];
-            try (w) {
-                if (workers == 1) {
-                    MemorySegment.copy(mine, 0, w.data(), 0, mine.byteSize());
-                    bytes[0] = mine.byteSize();
-                } else if (workers == 2) {
-                    long below = SampleSort.splitInTwo(type, mine, splitters[0], w.data());
-                    bytes[0] = below * Long.BYTES;
-                    bytes[1] = (share - below) * Long.BYTES;
-                } else {
-                    long[] counts = SampleSort.count(type, mine, splitters);
-                    SampleSort.scatter(type, mine, splitters, counts, w.data());
-                    for (int p = 0; p < workers; p++) {
-                        bytes[p] = counts[p] * Long.BYTES;
-                    }
+            long kept;
+            if (workers == 1) {
+                kept = share;
+                data.writer(worker, bytes).commit();
+            } else if (workers == 2) {
+                kept = SampleSort.partitionInPlace(type, mine, splitters[0], worker);
+                bytes[1 - worker] = (share - kept) * Long.BYTES;
+                try (ShuffleWriter w = data.writer(worker, bytes)) {
+                    MemorySegment.copy(mine, kept * Long.BYTES, w.partition(1 - worker), 0, bytes[1 - worker]);
+                    w.commit();
                 }
-                w.commit(bytes);
+            } else {
+                long[] counts = SampleSort.count(type, mine, splitters);
+                for (int p = 0; p < workers; p++) {
+                    bytes[p] = p == worker ? 0 : counts[p] * Long.BYTES;
+                }
+                try (ShuffleWriter w = data.writer(worker, bytes)) {
+                    MemorySegment[] out = new MemorySegment[workers];
+                    for (int p = 0; p < workers; p++) {
+                        out[p] = w.partition(p);
+                    }
+                    kept = SampleSort.scatterKeeping(type, mine, splitters, worker, out);
+                    w.commit();
+                }
             }
-            result.put("shuffled", share * Long.BYTES);
+            result.put("shuffled", (share - kept) * Long.BYTES);
             phase("partition");
 
             MemorySegment part;
             try (ShuffleReader r = data.reader(worker, WAIT_MILLIS)) {  // waits for the other maps' commits
-                part = SampleSort.gather(type, r.slices(), work);  // the input is in the shuffle now: overwrite it
+                part = SampleSort.gatherAfter(type, work, kept * Long.BYTES, r.slices());
             }
             phase("shuffle");
             SampleSort.sortInPlace(part);

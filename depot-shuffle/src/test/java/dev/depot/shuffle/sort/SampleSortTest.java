@@ -183,6 +183,80 @@ class SampleSortTest {
         assertEquals(input.length, front.length + back.length);
     }
 
+    /**
+     * The workers' path: each keeps its own partition in its array ({@link SampleSort#partitionInPlace} for two,
+     * {@link SampleSort#scatterKeeping} for more) and appends the others' slices ({@link SampleSort#gatherAfter});
+     * the sorted partitions, in order, are Arrays.sort's result.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2, 3, 5})
+    void shouldSortAsArraysSortWhenEachWorkerKeepsItsOwnPartition(int workers) {
+        SplittableRandom rnd = new SplittableRandom(workers + 40);
+        double[][] chunks = new double[workers][];
+        List<Double> everything = new ArrayList<>();
+        for (int w = 0; w < workers; w++) {
+            chunks[w] = new double[rnd.nextInt(0, 900)];
+            for (int i = 0; i < chunks[w].length; i++) {
+                chunks[w][i] = rnd.nextInt(3) == 0 ? SPECIAL[rnd.nextInt(SPECIAL.length)] : rnd.nextInt(40) - 20.0;
+                everything.add(chunks[w][i]);
+            }
+        }
+        double[] expected = everything.stream().mapToDouble(Double::doubleValue).toArray();
+        Arrays.sort(expected);
+        long[] samples = SampleSort.sampleKeys(SortData.FLOAT64, MemorySegment.ofArray(expected), 64, 1);
+        long[] splitters = SampleSort.splitters(samples, workers);
+        // map side: kept part at the front of each work array, the rest into slices [map][partition]
+        MemorySegment[][] slices = new MemorySegment[workers][workers];
+        long[] kept = new long[workers];
+        MemorySegment[] work = new MemorySegment[workers];
+        for (int w = 0; w < workers; w++) {
+            work[w] = MemorySegment.ofArray(Arrays.copyOf(chunks[w], 1000));
+            MemorySegment mine = work[w].asSlice(0, (long) chunks[w].length * Double.BYTES);
+            if (workers == 2) {
+                kept[w] = SampleSort.partitionInPlace(SortData.FLOAT64, mine, splitters[0], w);
+                slices[w][1 - w] = mine.asSlice(kept[w] * Double.BYTES);
+                slices[w][w] = MemorySegment.ofArray(new long[0]);
+            } else {
+                long[] counts = SampleSort.count(SortData.FLOAT64, mine, splitters);
+                for (int p = 0; p < workers; p++) {
+                    slices[w][p] = MemorySegment.ofArray(new long[p == w ? 0 : (int) counts[p]]);
+                }
+                kept[w] = SampleSort.scatterKeeping(SortData.FLOAT64, mine, splitters, w, slices[w]);
+                assertEquals(counts[w], kept[w]);
+            }
+        }
+        // reduce side: work arrays of the other maps' slices are copied before they are overwritten
+        List<MemorySegment> sorted = new ArrayList<>();
+        MemorySegment[][] copies = new MemorySegment[workers][workers];
+        for (int m = 0; m < workers; m++) {
+            for (int p = 0; p < workers; p++) {
+                copies[m][p] = MemorySegment.ofArray(slices[m][p].toArray(ValueLayout.JAVA_LONG));
+            }
+        }
+        for (int w = 0; w < workers; w++) {
+            List<MemorySegment> incoming = new ArrayList<>();
+            for (int m = 0; m < workers; m++) {
+                incoming.add(copies[m][w]);
+            }
+            MemorySegment part = SampleSort.gatherAfter(SortData.FLOAT64, work[w], kept[w] * Double.BYTES, incoming);
+            SampleSort.sortInPlace(part);
+            sorted.add(part);
+        }
+        MemorySegment got = SampleSort.gather(SortData.FLOAT64, sorted);
+        assertArrayEquals(keys(MemorySegment.ofArray(expected)), keys(got), "Arrays.sort's order");
+        assertEquals(SampleSort.checksum(MemorySegment.ofArray(expected)), SampleSort.checksum(got));
+    }
+
+    @Test
+    void shouldGatherIntoANewArrayWhenThePartitionOutgrowsTheWorkArray() {
+        MemorySegment work = MemorySegment.ofArray(new long[] {5, 6, 0});
+        MemorySegment part = SampleSort.gatherAfter(SortData.INT64, work, 2 * Long.BYTES,
+            List.of(MemorySegment.ofArray(new long[] {1, 2}), MemorySegment.ofArray(new long[0])));
+        assertArrayEquals(new long[] {5, 6, 1, 2}, part.toArray(ValueLayout.JAVA_LONG));
+        SampleSort.sortInPlace(part);
+        assertArrayEquals(new long[] {1, 2, 5, 6}, part.toArray(ValueLayout.JAVA_LONG));
+    }
+
     @Test
     void shouldSplitAnEmptyInputAndOneWhollyOnOneSide() {
         MemorySegment none = MemorySegment.ofArray(new long[0]);
