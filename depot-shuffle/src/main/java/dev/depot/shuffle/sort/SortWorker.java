@@ -20,7 +20,7 @@ import java.util.Map;
  * <ul>
  * <li>{@code single COUNT DTYPE SEED SPECIALS}: the baseline: generates all values into one array and sorts
  *     it with {@code Arrays.sort}.</li>
- * <li>{@code depot DIR SHUFFLE WORKER WORKERS COUNT DTYPE SEED SPECIALS}: one worker of the sample sort:
+ * <li>{@code depot DIR SHUFFLE WORKER WORKERS COUNT DTYPE SEED SPECIALS PRETOUCH}: one worker of the sample sort:
  *     generates its share into its work array, publishes samples through the shuffle {@code SHUFFLE-samples},
  *     partitions its share by the splitters (its own partition stays in the work array, the others' go into its
  *     map's object of shuffle {@code SHUFFLE}), appends the other maps' slices of its partition behind its own
@@ -47,7 +47,8 @@ public final class SortWorker {
             case "single" -> w.single(Long.parseLong(args[1]), SortData.parse(args[2]), Long.parseLong(args[3]),
                 Boolean.parseBoolean(args[4]));
             case "depot" -> w.depot(Path.of(args[1]), args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]),
-                Long.parseLong(args[5]), SortData.parse(args[6]), Long.parseLong(args[7]), Boolean.parseBoolean(args[8]));
+                Long.parseLong(args[5]), SortData.parse(args[6]), Long.parseLong(args[7]), Boolean.parseBoolean(args[8]),
+                Boolean.parseBoolean(args[9]));
             default -> throw new IllegalArgumentException("role is single or depot, got " + args[0]);
         }
         StringBuilder line = new StringBuilder("result");
@@ -90,7 +91,7 @@ public final class SortWorker {
     }
 
     private void depot(Path dir, String shuffleId, int worker, int workers, long count, SortData type, long seed,
-                       boolean specials) {
+                       boolean specials, boolean preTouch) {
         try (DepotClient client = DepotClient.open(dir);
              Shuffle samples = Shuffle.open(client, shuffleId + "-samples", WAIT_MILLIS);
              Shuffle data = Shuffle.open(client, shuffleId, WAIT_MILLIS)) {
@@ -112,7 +113,7 @@ public final class SortWorker {
             // partition will be. A first touch through a new mapping costs microseconds per page here; in the
             // timed part it would be counted against Depot, and a long-lived store's heap is touched once per
             // process.
-            result.put("touched_pages", client.store().preTouchHeap());
+            result.put("touched_pages", preTouch ? client.store().preTouchHeap() : 0);
             phase("prepare");
             // The timed sort starts when every worker is here (the last one's started_at): all the data exists.
             result.put("started_at", System.currentTimeMillis());
