@@ -118,6 +118,36 @@ class DepotArrowTest {
     }
 
     @Test
+    void shouldWriteAPlannedStreamIntoAnyMemoryAndReadItBackInPlace() {
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined();
+             VectorSchemaRoot a = ArrowTestData.batch(allocator, 0, 100);
+             VectorSchemaRoot b = ArrowTestData.batch(allocator, 100, 37)) {
+            MemorySegment stream;
+            try (ArrowStreamPlan plan = ArrowStreamPlan.of(a, b)) {
+                stream = arena.allocate(plan.size(), ArrowStreamDescriptor.BODY_ALIGNMENT);
+                plan.writeTo(stream);
+            }
+            long before = allocator.getAllocatedMemory();
+            int[] released = {0};
+            try (DepotArrowReader reader = DepotArrow.read(stream, "a test stream", allocator, () -> released[0]++);
+                 VectorSchemaRoot first = reader.next(); VectorSchemaRoot second = reader.next()) {
+                ArrowTestData.check(first, 0, 100);
+                ArrowTestData.check(second, 100, 37);
+                ArrowBuf data = first.getVector(0).getDataBuffer();
+                assertTrue(data.memoryAddress() >= stream.address()
+                    && data.memoryAddress() + data.capacity() <= stream.address() + stream.byteSize(), "in place");
+                assertEquals(0, released[0]);
+            }
+            assertEquals(1, released[0], "released once, when the reader and its batches are closed");
+            assertEquals(before, allocator.getAllocatedMemory());
+            var e = assertThrows(DepotArrow.BadStreamException.class,
+                () -> DepotArrow.read(stream.asSlice(0, 100), "a cut stream", allocator, () -> released[0]++));
+            assertTrue(e.getMessage().startsWith("a cut stream"), e.getMessage());
+            assertEquals(1, released[0]);
+        }
+    }
+
+    @Test
     void shouldKeepObjectPinnedUntilItsLastBufferIsReleased() {
         ObjectId id = putTwoBatches("pinned");
         DepotArrowReader reader = DepotArrow.open(depot, id, allocator);
