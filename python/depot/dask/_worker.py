@@ -39,6 +39,8 @@ class _WorkerState:
         # unchanged passes its reference on instead of storing a copy
         self.resolved = {}
         self.loaded = {}
+        #: the result ids of the batch running now (their prefix names its compute: depot.dask.dataframe)
+        self.batch_oids = {}
 
     def resolve(self, value):
         if isinstance(value, Stored):
@@ -146,6 +148,7 @@ def pack_exception(e, dumps):
 
 
 def _run(state, fn, args, oids):
+    state.batch_oids = oids
     out = []
     for key, res_info, failed in fn(args):
         if not failed:
