@@ -422,6 +422,7 @@ def dask_compute_small(scheduler):
 
 CACHE_CHILD = r"""
 import sys, time, dask, depot.dask
+import numpy  # as the user's program has: not part of the timed compute
 sys.path.insert(0, sys.argv[1])
 import dask_bench
 g = dask_bench.cache_graph(int(sys.argv[3]), int(sys.argv[4]))
