@@ -6,8 +6,10 @@ the pin protocol's Dekker handshake needs; ``*_opaque`` accesses are atomic but 
 takes an absolute address inside a live mapping: callers check bounds and keep the mapping alive.
 
 The operations are libatomic's (``__atomic_load_8`` and friends, which GCC's builtins call): plain Python
-reads of a mapping are neither atomic nor ordered. ``ctypes.CDLL`` releases the GIL around each call, so a
-futex wait blocks only its own thread.
+reads of a mapping are neither atomic nor ordered. libatomic is loaded with ``ctypes.PyDLL``, which keeps the
+GIL across the call: an atomic access never blocks, and releasing and taking back the GIL cost more than the
+access itself (a get makes four of them). libc, for the futex, is a ``ctypes.CDLL``, which releases the GIL
+around each call, so a futex wait blocks only its own thread.
 """
 
 import ctypes
@@ -25,16 +27,17 @@ _RELEASE = 3
 _SEQ_CST = 5
 
 
-def _load_library(name, soname):
+def _load_library(name, soname, kind=ctypes.CDLL):
     path = ctypes.util.find_library(name) or soname
     try:
-        return ctypes.CDLL(path, use_errno=True)
+        return kind(path, use_errno=True)
     except OSError as e:
         raise DepotError("the Depot client needs %s for atomic access to shared memory and could not load it (%s);"
                          " install it (Debian: libatomic1, libc6)" % (soname, e)) from None
 
 
-_libatomic = _load_library("atomic", "libatomic.so.1")
+# Calls that never block: the GIL is kept (PyDLL). Calls that may sleep (the futex): released (CDLL).
+_libatomic = _load_library("atomic", "libatomic.so.1", ctypes.PyDLL)
 _libc = _load_library("c", "libc.so.6")
 
 _load8 = _libatomic.__atomic_load_8

@@ -219,7 +219,8 @@ class Client:
         if src.nbytes <= w.PUT_MAX_INLINE and not keep and timeout == 0:
             # One round trip: the daemon creates, copies and seals.
             raw = _raw_id(oid)
-            metadata = self._metadata(metadata)
+            if type(metadata) is not bytes or len(metadata) > self.max_metadata:
+                metadata = self._metadata(metadata)
             flags = 0 if evict else w.CREATE_FLAG_NO_EVICT
             self._call(w.PUT_TYPE, b"".join((w.CREATE.pack(raw, flags, src.nbytes, len(metadata)), metadata, src)))
             return
@@ -265,14 +266,21 @@ class Client:
         """Gets a sealed object, waiting up to ``timeout`` seconds for it (None, or inf, or 2**31 s and more:
         forever; 0: do not wait). Returns an ``ObjectView`` pinned until released (or collected). Raises
         ObjectMissingError."""
+        raw, located, _ = self._locate(oid, timeout)
+        return self._view(raw, located, oid)
+
+    def _locate(self, oid, timeout):
+        """``(raw id, Located, mapping)``: the object pinned, as ``get`` waits for it, and the mapping it lies
+        in; raises ObjectMissingError. The caller owns the pin (``located.pin``)."""
         raw = _raw_id(oid)
         deadline = deadline_of(timeout)
-        located = self._reader_for_get().get(raw, deadline)
+        reader = self._reader_for_get()
+        located = reader.get(raw, deadline)
         if located is None:
             raise ObjectMissingError("object %s %s in the store at %s" % (
                 ObjectId(raw), "does not exist" if deadline == 0 else "was not sealed " + describe_timeout(timeout),
                 self.directory))
-        return self._view(raw, located, oid)
+        return raw, located, reader.mapping
 
     def get_many(self, oids, timeout=None):
         """Gets several objects, waiting up to ``timeout`` seconds in total. Returns one entry per id, in

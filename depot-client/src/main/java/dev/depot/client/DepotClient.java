@@ -232,10 +232,12 @@ public final class DepotClient implements AutoCloseable {
             }
             if (now - start < SPIN_BEFORE_SLEEP_NANOS) {
                 // A seal that comes within microseconds is met by spinning: waking a sleeping process costs ~7 µs
-                // and much more on a busy machine. Spin only while the futex word is unchanged.
+                // and much more on a busy machine. Spin only while the futex word is unchanged, and yield the
+                // CPU on each turn: the process that will seal (or one just woken by our own seal, which the
+                // kernel likes to place on the waker's CPU) may be waiting for this very CPU.
                 while (store.sealSequence(id.w0(), id.w1()) == sequence
                     && System.nanoTime() - start < SPIN_BEFORE_SLEEP_NANOS) {
-                    Thread.onSpinWait();
+                    Thread.yield();
                 }
                 continue;
             }

@@ -297,6 +297,20 @@ public final class Spilling {
         store.spaceMayHaveFreed();
     }
 
+    /**
+     * True while the entry in {@code slot} is still the KEEP object of {@code generation}, resident or spilled:
+     * its spill file (objects are immutable) is then still its data, and a spill of it needs no write.
+     */
+    public boolean isKeptObject(int slot, int generation) {
+        if (slot < 0 || slot >= index.slots()) {
+            return false;
+        }
+        long sw = index.stateWordVolatile(slot);
+        EntryState st = state(sw);
+        return generation(sw) == generation && isKept(sw) && (st == EntryState.SEALED || st == EntryState.EVICTING
+            || st.isSpilled() || st == EntryState.RESTORING);
+    }
+
     /** True while the entry in {@code slot} is still the spilled object of {@code generation}. */
     public boolean isSpilled(int slot, int generation) {
         if (slot < 0 || slot >= index.slots()) {
