@@ -49,10 +49,11 @@ final class Pipeline {
     /**
      * The figures of one mechanism: hand-off times in ns (p50: mean over the pairs; p99: the largest), throughput of
      * the free-running phase over all pairs, and for Depot the producers' create p50 (included in the hand-off)
-     * and seal p50 (the stamp to the seal's return, futex wake included; part of the hand-off).
+     * and seal p50 (the stamp to the seal's return, futex wake included; part of the hand-off); the consumers'
+     * minor page faults per object in the free-running phase (first touches of pages).
      */
     record Stats(double handoffP50, double handoffP99, double objectsPerSecond, double gibPerSecond,
-                 double createP50, double sealP50) {
+                 double createP50, double sealP50, double consumerFaultsPerObject) {
     }
 
     private Pipeline() {
@@ -78,7 +79,7 @@ final class Pipeline {
             }
             awaitExits(producers, consumers);
             return new Stats(s.handoffP50 + create, s.handoffP99 + create, s.objectsPerSecond, s.gibPerSecond,
-                create, seal);
+                create, seal, s.consumerFaultsPerObject);
         } finally {
             Child.closeAll(producers);
             Child.closeAll(consumers);
@@ -134,16 +135,19 @@ final class Pipeline {
         double p50 = 0;
         double p99 = 0;
         long slowest = 0;
+        long faults = 0;
         for (Child c : consumers) {
             Map<String, String> r = ChildIo.fields(linesUntil(c, "RESULT", progress, consumed));
             double[] h = Latencies.parse(r.get("handoff"));
             p50 += h[1] / consumers.size();
             p99 = Math.max(p99, h[2]);
             slowest = Math.max(slowest, Long.parseLong(r.get("nanos")));
+            faults += Long.parseLong(r.get("faults"));
         }
         double seconds = slowest / 1e9;
         long objects = (long) plan.free * plan.pairs;
-        return new Stats(p50, p99, objects / seconds, objects * plan.size / (double) Units.GIB / seconds, 0, 0);
+        return new Stats(p50, p99, objects / seconds, objects * plan.size / (double) Units.GIB / seconds, 0, 0,
+            faults / (double) objects);
     }
 
     /**

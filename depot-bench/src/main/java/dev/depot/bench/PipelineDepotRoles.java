@@ -77,6 +77,7 @@ final class PipelineDepotRoles {
     static void consumer(Path dir, String pair, Pipeline.Plan plan, ChildIo io) {
         Histogram handoff = Latencies.histogram();
         long start = 0;
+        long faults = 0;
         try (DepotClient client = DepotClient.open(dir)) {
             Pipeline.Progress progress = new Pipeline.Progress(io);
             int lock = plan.warm() + plan.lockstep();
@@ -85,6 +86,7 @@ final class PipelineDepotRoles {
                     io.say("READY");
                     io.expect("GO");
                     start = System.nanoTime();
+                    faults = MinorFaults.now();
                 }
                 ObjectId id = dataId(pair, i < lock ? "l" : "f", i);
                 try (ObjectView v = client.get(id, TIMEOUT_MILLIS)) {
@@ -108,6 +110,7 @@ final class PipelineDepotRoles {
                 progress.consumed(i == lock + plan.free() - 1);
             }
         }
-        io.say("RESULT handoff=" + Latencies.summary(handoff) + " nanos=" + (System.nanoTime() - start));
+        io.say("RESULT handoff=" + Latencies.summary(handoff) + " nanos=" + (System.nanoTime() - start)
+            + " faults=" + (MinorFaults.now() - faults));
     }
 }

@@ -54,6 +54,7 @@ final class PipelineTcpRoles {
     static void consumer(Pipeline.Plan plan, ChildIo io) throws IOException {
         Histogram handoff = Latencies.histogram();
         long start = 0;
+        long faults = 0;
         try (ServerSocketChannel server = ServerSocketChannel.open()) {
             server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
             io.say("PORT port=" + ((InetSocketAddress) server.getLocalAddress()).getPort());
@@ -71,6 +72,7 @@ final class PipelineTcpRoles {
                         io.say("READY");
                         io.expect("GO");
                         start = System.nanoTime();
+                        faults = MinorFaults.now();
                     }
                     message.clear();
                     UnixSockets.readFully(c, message);
@@ -93,6 +95,7 @@ final class PipelineTcpRoles {
                 }
             }
         }
-        io.say("RESULT handoff=" + Latencies.summary(handoff) + " nanos=" + (System.nanoTime() - start));
+        io.say("RESULT handoff=" + Latencies.summary(handoff) + " nanos=" + (System.nanoTime() - start)
+            + " faults=" + (MinorFaults.now() - faults));
     }
 }
