@@ -59,6 +59,7 @@ final class PipelineBench implements Benchmark {
         }
         m.put("objects_per_s", s.objectsPerSecond());
         m.put("consumer_faults_per_object", s.consumerFaultsPerObject());
+        s.profile().forEach(m::put);
         m.put("gib_per_s", s.gibPerSecond());
         return m;
     }
