@@ -60,6 +60,7 @@ public final class DepotClient implements AutoCloseable {
 
     private final Store store;
     private final Set<ObjectWriter> openWriters = ConcurrentHashMap.newKeySet();
+    private final Set<Subscription> openSubscriptions = ConcurrentHashMap.newKeySet();
     private final AtomicInteger openViews = new AtomicInteger();
     /**
      * The client's own hold on the mapping plus one per view that {@linkplain ObjectView#holdMapping holds it}:
@@ -316,6 +317,23 @@ public final class DepotClient implements AutoCloseable {
         return store.delete(id.w0(), id.w1(), id.w2());
     }
 
+    /**
+     * Subscribes to every object event of the store from now on: sealed (with data and metadata sizes), deleted,
+     * evicted, spilled, restored, by any process. See {@link Subscription}; closed with this client.
+     *
+     * @throws dev.depot.errors.ResourceLimitException when every subscriber slot of the store is taken
+     */
+    public Subscription subscribe() {
+        checkOpen();
+        Subscription s = new Subscription(this, store.subscribe());
+        openSubscriptions.add(s);
+        return s;
+    }
+
+    void subscriptionClosed(Subscription s) {
+        openSubscriptions.remove(s);
+    }
+
     /** Every object in the store (sealed, being created, or deleted but still pinned). */
     public List<ObjectInfo> list() {
         checkOpen();
@@ -430,6 +448,9 @@ public final class DepotClient implements AutoCloseable {
                 + " unsealed writer(s); their pins were released and unsealed objects aborted");
         }
         closed = true;
+        for (Subscription s : openSubscriptions) {
+            s.close();
+        }
         dropMappingHold();
     }
 

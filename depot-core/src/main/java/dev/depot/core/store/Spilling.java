@@ -198,6 +198,7 @@ public final class Spilling {
             store.addCounter(SPILLED_OBJECTS_OFFSET, 1);
             store.addCounter(SPILL_COUNT_OFFSET, 1);
             index.putStateWordRelease(slot, withState(sealed, 0, EntryState.SPILLED));
+            store.publishEvent(dev.depot.core.notify.EventRecordDescriptor.TYPE_SPILLED, slot);
             store.spaceMayHaveFreed();
             return true;
         } finally {
@@ -249,12 +250,15 @@ public final class Spilling {
      */
     public void finishRestore(int slot, long restoring) {
         long sealed = withState(restoring, 0, EntryState.SEALED);
+        // Read while the entry is ours (RESTORING): once sealed, a delete may free the slot for another object.
+        var restored = store.draftEvent(dev.depot.core.notify.EventRecordDescriptor.TYPE_RESTORED, slot);
         if (!index.compareAndSetStateWord(slot, restoring, sealed)) {
             throw new IllegalStateException("restored entry in slot " + slot + " changed under its restorer (state word 0x"
                 + Long.toHexString(index.stateWordVolatile(slot)) + ")");
         }
         index.touch(slot, System.currentTimeMillis());
         store.addCounter(RESTORE_COUNT_OFFSET, 1);
+        store.publish(restored);
         store.notifySealed(slot);
     }
 
