@@ -58,6 +58,12 @@ _store4.restype = None
 _add4 = _libatomic.__atomic_fetch_add_4
 _add4.argtypes = (ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int)
 _add4.restype = ctypes.c_uint32
+_cas4 = _libatomic.__atomic_compare_exchange_4
+_cas4.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_int)
+_cas4.restype = ctypes.c_bool
+_add8 = _libatomic.__atomic_fetch_add_8
+_add8.argtypes = (ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int)
+_add8.restype = ctypes.c_uint64
 
 _syscall = _libc.syscall
 _syscall.restype = ctypes.c_long
@@ -100,6 +106,25 @@ def compare_and_set_long(address, expected, value):
     """Sequentially consistent CAS of an unsigned 64-bit word; True when it was ``expected``."""
     e = ctypes.c_uint64(expected)
     return _cas8(address, ctypes.addressof(e), value, _SEQ_CST, _SEQ_CST)
+
+
+def get_and_add_long(address, delta):
+    """Sequentially consistent fetch-and-add of a 64-bit word (``delta`` may be negative)."""
+    return _add8(address, delta & 0xFFFFFFFFFFFFFFFF, _SEQ_CST)
+
+
+def compare_and_set_int(address, expected, value):
+    """Sequentially consistent CAS of an unsigned 32-bit word; True when it was ``expected``."""
+    e = ctypes.c_uint32(expected)
+    return _cas4(address, ctypes.addressof(e), value, _SEQ_CST, _SEQ_CST)
+
+
+def get_int_volatile(address):
+    return _load4(address, _SEQ_CST)
+
+
+def put_int_volatile(address, value):
+    _store4(address, value, _SEQ_CST)
 
 
 def get_int_acquire(address):

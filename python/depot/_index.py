@@ -16,6 +16,7 @@ import time
 from . import _atomics as atomics
 from . import _process
 from ._layout import HOME_MULTIPLIER, HOME_ROTATION, HOME_SHIFT
+from ._layout import ClientTableDescriptor as CT
 from ._layout import EntryState as ES
 from ._layout import HeapBlockDescriptor as HB
 from ._layout import IndexEntryDescriptor as IE
@@ -109,7 +110,10 @@ class IndexReader:
             if word >> IE.GENERATION_SHIFT == generation:
                 state = word & 0xFF
                 if state == ES.SEALED:
-                    return self._located(index_slot, Pin(slot_table, position, record))
+                    located = self._located(index_slot, Pin(slot_table, position, record))
+                    # This client's own operation counter (summed by the daemon's /metrics), as Java's Store.
+                    atomics.get_and_add_long(slot_table.address + CT.GETS_OFFSET, 1)
+                    return located
                 # A deleter may have seen this transient pin and deferred: release it as an unpin does.
                 slot_table.unpin(position, record)
                 if state == ES.EVICTING:
@@ -223,6 +227,7 @@ class IndexReader:
                 pass
             if atomics.get_int_acquire(word) != sequence:
                 continue
+            atomics.get_and_add_long(self.slot.address + CT.WAITS_OFFSET, 1)
             atomics.get_and_add_int(self._futex_waiters, 1)
             try:
                 # Dekker with the sealer, who bumps the word and then reads the waiter count: the kernel

@@ -71,6 +71,7 @@ class Client:
         self._views = weakref.WeakSet()
         self._views_lock = threading.Lock()
         self._writers = set()
+        self._subscriptions = weakref.WeakSet()
         # counts connections (reconnects, forks): a writer of an earlier one cannot be sealed on a later one
         self._epoch = 0
         self._mapping = None
@@ -369,6 +370,32 @@ class Client:
         from .pickling import get_object
         return get_object(self, oid, timeout)
 
+    def subscribe(self):
+        """Every object event of the store from now on, by any process: sealed (with data and metadata sizes),
+        deleted, evicted, spilled, restored.
+
+        Returns
+        -------
+        Subscription
+            An iterator of ``Event`` (blocking), with ``next(timeout=...)``, and a context manager; closed with
+            this client. Waiting sleeps on a futex word in shared memory: no polling, no socket.
+
+        Raises
+        ------
+        ResourceLimitError
+            When all 16 subscriber slots of the store are taken.
+
+        Examples
+        --------
+        >>> with client.subscribe() as events:     # doctest: +SKIP
+        ...     event = events.next(timeout=1.0)
+        """
+        from .notifications import Subscription
+        self._reader_for_get()
+        subscription = Subscription(self._mapping)
+        self._subscriptions.add(subscription)
+        return subscription
+
     @property
     def _memory(self):
         """The whole mapping as a memoryview (for tests that check buffers lie inside it)."""
@@ -403,6 +430,8 @@ class Client:
                     view.release()
                 for writer in list(self._writers):
                     writer.abort()
+                for subscription in list(self._subscriptions):
+                    subscription.close()
                 self._slot.close()
             self._closed = True
             self._writers.clear()
