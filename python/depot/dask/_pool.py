@@ -200,7 +200,7 @@ class Pool:
             batch = _Batch(next(self._batches), compute, keys, oids, w)
             w.inflight[batch.id] = batch
         try:
-            body, used = dumps_task((fn, args, oids), compute.functions)
+            body, used = dumps_task((*_worker.compact(fn, args), oids), compute.functions)
         except BaseException:
             with self._lock:
                 w.inflight.pop(batch.id, None)
