@@ -229,8 +229,11 @@ def _write_raw(client, oid, arrays, schema, take):
     where, size = _layout(schema, len(take))
     w = client.create(oid, size, **_KEEP)
     try:
+        data = w.data
         for (offset, dtype), array in zip(where, arrays):
-            np.take(array, take, out=np.frombuffer(w.data, dtype=dtype, count=len(take), offset=offset))
+            # mode="clip": the indices are valid, and the default ("raise") gathers into a temporary first
+            np.take(array, take, out=np.frombuffer(data, dtype=dtype, count=len(take), offset=offset), mode="clip")
+        del data
         w.seal()
     except BaseException:
         if not w.sealed:
