@@ -159,7 +159,7 @@ def run(quick, store_dir, frame_mib=None, shuffle_only=False):
     reps = 1 if quick else 5
     results_count = 100 if quick else 2000
     frame_bytes = (frame_mib or (8 if quick else 2048)) * MIB
-    capacity = (1 << 30) if quick else (6 << 30)
+    capacity = max((1 << 30) if quick else (6 << 30), 3 * frame_bytes)  # the frame, its index, the partitions
     results = {}
     plain = dict(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
     clusters = (
