@@ -4,6 +4,7 @@ import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectId;
 import dev.depot.errors.DepotException;
 import dev.depot.errors.ErrorCode;
+import java.lang.foreign.MemorySegment;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 
@@ -57,6 +58,19 @@ public final class DepotArrow {
     public static DepotArrowReader open(DepotClient client, ObjectId id, BufferAllocator allocator,
                                         long timeoutMillis) {
         return DepotArrowReader.open(client, id, allocator, timeoutMillis);
+    }
+
+    /**
+     * Reads the Arrow stream in {@code stream}, memory the caller keeps valid (a slice of a pinned object, say), as
+     * {@link #open} reads an object: batches over that memory, no copy. {@code release} runs once, when the reader
+     * and every batch it returned are closed; {@code what} names the stream in messages. When this throws, release
+     * does not run (the caller still holds the memory).
+     *
+     * @throws BadStreamException when {@code stream} is not a complete Arrow IPC stream
+     */
+    public static DepotArrowReader read(MemorySegment stream, String what, BufferAllocator allocator,
+                                        Runnable release) {
+        return DepotArrowReader.over(stream, what, allocator, release);
     }
 
     /** An object that is not a well-formed, complete Arrow IPC stream (or not the one it claims to be). */

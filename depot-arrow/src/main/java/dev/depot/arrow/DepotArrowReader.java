@@ -5,10 +5,12 @@ import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectId;
 import dev.depot.client.ObjectView;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.ForeignAllocation;
 import org.apache.arrow.vector.BaseFixedWidthVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorLoader;
@@ -30,14 +32,17 @@ public final class DepotArrowReader implements AutoCloseable, Iterator<VectorSch
     private enum State { OPEN, CLOSED }
 
     private final ObjectId id;
+    /** What messages call the stream: "object ID", or what the caller named a segment. */
+    private final String what;
     private final BufferAllocator allocator;
     private final StreamIndex index;
     private final ArrowBuf whole;
     private int next;
     private State state = State.OPEN;
 
-    private DepotArrowReader(ObjectId id, BufferAllocator allocator, StreamIndex index, ArrowBuf whole) {
+    private DepotArrowReader(ObjectId id, String what, BufferAllocator allocator, StreamIndex index, ArrowBuf whole) {
         this.id = id;
+        this.what = what;
         this.allocator = allocator;
         this.index = index;
         this.whole = whole;
@@ -49,26 +54,39 @@ public final class DepotArrowReader implements AutoCloseable, Iterator<VectorSch
         StreamIndex index;
         try {
             index = StreamIndex.of(view.data(), id);
-            checkVectorsCanBeMade(index.schema(), allocator, id);
+            checkVectorsCanBeMade(index.schema(), allocator, "object " + id);
             view.holdMapping();
             whole = allocator.wrapForeignAllocation(new PinnedAllocation(view));
         } catch (RuntimeException e) {
             view.close();
             throw e;
         }
-        return new DepotArrowReader(id, allocator, index, whole);
+        return new DepotArrowReader(id, "object " + id, allocator, index, whole);
+    }
+
+    static DepotArrowReader over(MemorySegment stream, String what, BufferAllocator allocator, Runnable release) {
+        StreamIndex index = StreamIndex.of(stream, what);
+        checkVectorsCanBeMade(index.schema(), allocator, what);
+        ArrowBuf whole = allocator.wrapForeignAllocation(new ForeignAllocation(stream.byteSize(), stream.address()) {
+            @Override
+            protected void release0() {
+                release.run();
+            }
+        });
+        return new DepotArrowReader(null, what, allocator, index, whole);
     }
 
     /** Arrow Java refuses some schemas only when it makes their vectors (an Int of 0 bits): find out now. */
-    private static void checkVectorsCanBeMade(Schema schema, BufferAllocator allocator, ObjectId id) {
+    private static void checkVectorsCanBeMade(Schema schema, BufferAllocator allocator, String id) {
         try {
             VectorSchemaRoot.create(schema, allocator).close();
         } catch (RuntimeException e) {
-            throw new BadStreamException("object " + id + " holds an Arrow schema that Arrow Java cannot read ("
+            throw new BadStreamException(id + " holds an Arrow schema that Arrow Java cannot read ("
                 + schema + "): " + e.getMessage(), e);
         }
     }
 
+    /** The object read, or null for a stream opened over a segment. */
     public ObjectId id() {
         return id;
     }
@@ -107,7 +125,7 @@ public final class DepotArrowReader implements AutoCloseable, Iterator<VectorSch
     @Override
     public VectorSchemaRoot next() {
         if (!hasNext()) {
-            throw new NoSuchElementException("object " + id + " has " + batchCount() + " batch(es), all read");
+            throw new NoSuchElementException(what + " has " + batchCount() + " batch(es), all read");
         }
         return batch(next++);
     }
@@ -129,7 +147,7 @@ public final class DepotArrowReader implements AutoCloseable, Iterator<VectorSch
         } catch (RuntimeException e) {
             root.close();
             throw e instanceof BadStreamException ? e : new BadStreamException("batch " + i + " of the Arrow stream"
-                + " in object " + id + " does not match its schema " + index.schema() + ": " + e, e);
+                + " in " + what + " does not match its schema " + index.schema() + ": " + e, e);
         }
         return root;
     }
@@ -143,7 +161,7 @@ public final class DepotArrowReader implements AutoCloseable, Iterator<VectorSch
             batch = MessageSerializer.deserializeRecordBatch(b.message(), whole.slice(b.bodyOffset(), b.bodyLength()));
         } catch (IOException | RuntimeException e) {
             whole.getReferenceManager().release();
-            throw new BadStreamException("cannot read a record batch of object " + id + ": " + e.getMessage(), e);
+            throw new BadStreamException("cannot read a record batch of " + what + ": " + e.getMessage(), e);
         }
         try (batch) {
             new VectorLoader(root).load(batch);
@@ -169,7 +187,7 @@ public final class DepotArrowReader implements AutoCloseable, Iterator<VectorSch
 
     private void checkOpen() {
         if (state != State.OPEN) {
-            throw new IllegalStateException("the Arrow reader of object " + id + " is closed");
+            throw new IllegalStateException("the Arrow reader of " + what + " is closed");
         }
     }
 }

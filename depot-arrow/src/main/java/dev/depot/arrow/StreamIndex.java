@@ -45,6 +45,12 @@ final class StreamIndex {
     }
 
     static StreamIndex of(MemorySegment data, ObjectId id) {
+        return of(data, "object " + id);
+    }
+
+    /** As {@link #of(MemorySegment, ObjectId)} for a stream that {@code what} names in messages ("object ..."). */
+    static StreamIndex of(MemorySegment data, String what) {
+        String id = what;
         long size = data.byteSize();
         Schema schema = null;
         List<Batch> batches = new ArrayList<>();
@@ -96,12 +102,12 @@ final class StreamIndex {
             at = bodyOffset + bodyLength;
         }
         if (schema == null) {
-            throw new BadStreamException("object " + id + " holds an empty Arrow stream: no schema message");
+            throw new BadStreamException(id + " holds an empty Arrow stream: no schema message");
         }
         return new StreamIndex(schema, List.copyOf(batches));
     }
 
-    private static Message parse(MemorySegment metadata, ObjectId id, long at) {
+    private static Message parse(MemorySegment metadata, String id, long at) {
         try {
             Message m = Message.getRootAsMessage(metadata.asByteBuffer().order(ByteOrder.LITTLE_ENDIAN));
             m.headerType();
@@ -112,7 +118,7 @@ final class StreamIndex {
         }
     }
 
-    private static Schema schemaOf(Message message, ObjectId id, long at) {
+    private static Schema schemaOf(Message message, String id, long at) {
         Schema schema;
         try {
             schema = MessageSerializer.deserializeSchema(message);
@@ -123,7 +129,7 @@ final class StreamIndex {
         return schema;
     }
 
-    private static Batch batchOf(Message message, long bodyOffset, long bodyLength, ObjectId id, long at) {
+    private static Batch batchOf(Message message, long bodyOffset, long bodyLength, String id, long at) {
         try {
             RecordBatch rb = (RecordBatch) message.header(new RecordBatch());
             if (rb == null) {
@@ -165,10 +171,10 @@ final class StreamIndex {
         }
     }
 
-    private static void checkNoDictionaries(List<Field> fields, ObjectId id) {
+    private static void checkNoDictionaries(List<Field> fields, String id) {
         for (Field f : fields) {
             if (f.getDictionary() != null) {
-                throw new UnsupportedStreamException("field '" + f.getName() + "' of the Arrow stream in object "
+                throw new UnsupportedStreamException("field '" + f.getName() + "' of the Arrow stream in "
                     + id + " is dictionary-encoded; Depot reads streams without dictionary encoding");
             }
             checkNoDictionaries(f.getChildren(), id);
@@ -179,7 +185,7 @@ final class StreamIndex {
         return type >= 0 && type < MessageHeader.names.length ? MessageHeader.name(type) : "unknown (" + type + ")";
     }
 
-    private static String where(ObjectId id, long at) {
-        return "object " + id + (at == 0 ? " " : ", message at byte " + at + ", ");
+    private static String where(String id, long at) {
+        return id + (at == 0 ? " " : ", message at byte " + at + ", ");
     }
 }

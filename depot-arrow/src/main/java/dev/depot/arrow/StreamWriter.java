@@ -27,7 +27,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 final class StreamWriter {
     /** One message to write: its flatbuffer, where it starts, and for a record batch its buffers. */
-    private record Planned(ByteBuffer flatbuffer, long offset, long metadataLength, ArrowRecordBatch batch) {
+    record Planned(ByteBuffer flatbuffer, long offset, long metadataLength, ArrowRecordBatch batch) {
         long bodyOffset() {
             return offset + PREFIX_LENGTH + metadataLength;
         }
@@ -40,31 +40,78 @@ final class StreamWriter {
     private StreamWriter() {
     }
 
+    /** Every message of a stream, placed: {@link #writeTo} writes them at these offsets. */
+    record Plan(List<Planned> messages, long endOfStream) {
+        long size() {
+            return endOfStream + END_OF_STREAM_LENGTH;
+        }
+
+        /** Writes the whole stream at offset 0 of {@code out}, which has at least {@link #size} bytes. */
+        void writeTo(MemorySegment out) {
+            if (out.byteSize() < size()) {
+                throw new IllegalArgumentException("an Arrow stream of " + size() + " bytes does not fit in "
+                    + out.byteSize() + " bytes");
+            }
+            for (Planned p : messages) {
+                copy(p, out);
+            }
+            out.set(INT_LE, endOfStream + CONTINUATION_OFFSET, CONTINUATION_MARKER);
+            out.set(INT_LE, endOfStream + METADATA_LENGTH_OFFSET, 0);
+        }
+    }
+
     static long write(DepotClient client, ObjectId id, VectorSchemaRoot... roots) {
+        List<ArrowRecordBatch> batches = unload("object " + id, roots);
+        try {
+            return write(client, id, roots[0].getSchema(), batches);
+        } finally {
+            close(batches);
+        }
+    }
+
+    /**
+     * The record batches of {@code roots} (all of one schema, at least one), sharing the roots' buffers (no copy);
+     * the caller closes them.
+     */
+    static List<ArrowRecordBatch> unload(String what, VectorSchemaRoot... roots) {
         if (roots.length == 0) {
-            throw new IllegalArgumentException("put of object " + id + " needs at least one VectorSchemaRoot");
+            throw new IllegalArgumentException("writing " + what + " needs at least one VectorSchemaRoot");
         }
         Schema schema = roots[0].getSchema();
-        checkNoDictionaries(schema.getFields(), id);
+        checkNoDictionaries(schema.getFields(), what);
         List<ArrowRecordBatch> batches = new ArrayList<>(roots.length);
         try {
             for (int i = 0; i < roots.length; i++) {
                 if (!roots[i].getSchema().equals(schema)) {
-                    throw new IllegalArgumentException("batch " + i + " of object " + id + " has schema "
+                    throw new IllegalArgumentException("batch " + i + " of " + what + " has schema "
                         + roots[i].getSchema() + ", not the first batch's " + schema);
                 }
                 batches.add(new VectorUnloader(roots[i], true, NoCompressionCodec.INSTANCE, true).getRecordBatch());
             }
-            return write(client, id, schema, batches);
-        } finally {
-            for (ArrowRecordBatch b : batches) {
-                b.close();
-            }
+        } catch (RuntimeException e) {
+            close(batches);
+            throw e;
+        }
+        return batches;
+    }
+
+    static void close(List<ArrowRecordBatch> batches) {
+        for (ArrowRecordBatch b : batches) {
+            b.close();
         }
     }
 
     /** Writes {@code schema} and {@code batches} as they are (the caller keeps and closes the batches). */
     static long write(DepotClient client, ObjectId id, Schema schema, List<ArrowRecordBatch> batches) {
+        Plan plan = plan(schema, batches);
+        try (ObjectWriter w = client.create(id, plan.size(), MEDIA_TYPE_BYTES)) {
+            plan.writeTo(w.data());
+            w.seal();
+        }
+        return plan.size();
+    }
+
+    static Plan plan(Schema schema, List<ArrowRecordBatch> batches) {
         List<Planned> plan = new ArrayList<>(batches.size() + 1);
         Planned schemaMessage = plan(0, MessageSerializer.serializeMetadata(schema, IpcOption.DEFAULT), null);
         plan.add(schemaMessage);
@@ -74,17 +121,7 @@ final class StreamWriter {
             plan.add(p);
             at = p.end();
         }
-        long size = at + END_OF_STREAM_LENGTH;
-        try (ObjectWriter w = client.create(id, size, MEDIA_TYPE_BYTES)) {
-            MemorySegment out = w.data();
-            for (Planned p : plan) {
-                copy(p, out);
-            }
-            out.set(INT_LE, at + CONTINUATION_OFFSET, CONTINUATION_MARKER);
-            out.set(INT_LE, at + METADATA_LENGTH_OFFSET, 0);
-            w.seal();
-        }
-        return size;
+        return new Plan(List.copyOf(plan), at);
     }
 
     private static Planned plan(long offset, ByteBuffer flatbuffer, ArrowRecordBatch batch) {
@@ -131,10 +168,10 @@ final class StreamWriter {
         out.asSlice(body + written, p.batch().computeBodyLength() - written).fill((byte) 0);
     }
 
-    private static void checkNoDictionaries(List<Field> fields, ObjectId id) {
+    private static void checkNoDictionaries(List<Field> fields, String id) {
         for (Field f : fields) {
             if (f.getDictionary() != null) {
-                throw new DepotArrow.UnsupportedStreamException("field '" + f.getName() + "' of object " + id
+                throw new DepotArrow.UnsupportedStreamException("field '" + f.getName() + "' of " + id
                     + " is dictionary-encoded; Depot stores plain (decoded) vectors: decode it first");
             }
             checkNoDictionaries(f.getChildren(), id);

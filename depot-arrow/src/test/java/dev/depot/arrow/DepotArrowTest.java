@@ -87,6 +87,67 @@ class DepotArrowTest {
     }
 
     @Test
+    void shouldOpenAndLoadABatchWithoutTouchingItsDataPages() {
+        // 8 Mi one-byte values: 8 MiB of data and a 1 MiB validity bitmap, every bit set (no nulls).
+        ObjectId id = ObjectId.of("untouched");
+        int n = 8 << 20;
+        try (VectorSchemaRoot root = VectorSchemaRoot.create(new org.apache.arrow.vector.types.pojo.Schema(List.of(
+            org.apache.arrow.vector.types.pojo.Field.nullable("b", new org.apache.arrow.vector.types.pojo.ArrowType.Int(
+                8, true)))), allocator)) {
+            var b = (org.apache.arrow.vector.TinyIntVector) root.getVector(0);
+            b.allocateNew(n);
+            for (int i = 0; i < n; i++) {
+                b.set(i, (byte) i);
+            }
+            root.setRowCount(n);
+            DepotArrow.put(depot, id, root);
+        }
+        // A second client maps the store afresh: its mapping's resident size counts the pages touched through it.
+        try (DepotClient reading = DepotClient.open(temp.dir());
+             DepotArrowReader reader = DepotArrow.open(reading, id, allocator);
+             VectorSchemaRoot batch = reader.next()) {
+            FieldVector b = batch.getVector(0);
+            assertEquals(n, b.getValueCount());
+            assertEquals(n, batch.getRowCount());
+            long resident = MappingResidency.residentBytes(reader.address());
+            assertTrue(resident < 512 << 10, "open and load touched " + resident + " bytes of the mapping; the "
+                + "bitmap alone is 1 MiB and the data 8 MiB");
+            assertEquals((byte) 7, ((org.apache.arrow.vector.TinyIntVector) b).get(7));
+            assertTrue(MappingResidency.residentBytes(reader.address()) > resident, "reading a value touches a page");
+        }
+    }
+
+    @Test
+    void shouldWriteAPlannedStreamIntoAnyMemoryAndReadItBackInPlace() {
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined();
+             VectorSchemaRoot a = ArrowTestData.batch(allocator, 0, 100);
+             VectorSchemaRoot b = ArrowTestData.batch(allocator, 100, 37)) {
+            MemorySegment stream;
+            try (ArrowStreamPlan plan = ArrowStreamPlan.of(a, b)) {
+                stream = arena.allocate(plan.size(), ArrowStreamDescriptor.BODY_ALIGNMENT);
+                plan.writeTo(stream);
+            }
+            long before = allocator.getAllocatedMemory();
+            int[] released = {0};
+            try (DepotArrowReader reader = DepotArrow.read(stream, "a test stream", allocator, () -> released[0]++);
+                 VectorSchemaRoot first = reader.next(); VectorSchemaRoot second = reader.next()) {
+                ArrowTestData.check(first, 0, 100);
+                ArrowTestData.check(second, 100, 37);
+                ArrowBuf data = first.getVector(0).getDataBuffer();
+                assertTrue(data.memoryAddress() >= stream.address()
+                    && data.memoryAddress() + data.capacity() <= stream.address() + stream.byteSize(), "in place");
+                assertEquals(0, released[0]);
+            }
+            assertEquals(1, released[0], "released once, when the reader and its batches are closed");
+            assertEquals(before, allocator.getAllocatedMemory());
+            var e = assertThrows(DepotArrow.BadStreamException.class,
+                () -> DepotArrow.read(stream.asSlice(0, 100), "a cut stream", allocator, () -> released[0]++));
+            assertTrue(e.getMessage().startsWith("a cut stream"), e.getMessage());
+            assertEquals(1, released[0]);
+        }
+    }
+
+    @Test
     void shouldKeepObjectPinnedUntilItsLastBufferIsReleased() {
         ObjectId id = putTwoBatches("pinned");
         DepotArrowReader reader = DepotArrow.open(depot, id, allocator);

@@ -48,7 +48,18 @@ public final class ChildJvm implements AutoCloseable {
         return start(jvmOptions, false, mainClass, args);
     }
 
+    /** As {@link #startWith}, with {@code environment} added to the child's environment. */
+    public static ChildJvm startWith(java.util.Map<String, String> environment, List<String> jvmOptions,
+                                     Class<?> mainClass, String... args) {
+        return start(environment, jvmOptions, false, mainClass, args);
+    }
+
     private static ChildJvm start(List<String> jvmOptions, boolean mergeStderr, Class<?> mainClass, String... args) {
+        return start(java.util.Map.of(), jvmOptions, mergeStderr, mainClass, args);
+    }
+
+    private static ChildJvm start(java.util.Map<String, String> environment, List<String> jvmOptions,
+                                  boolean mergeStderr, Class<?> mainClass, String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("--enable-native-access=ALL-UNNAMED");
@@ -61,6 +72,7 @@ public final class ChildJvm implements AutoCloseable {
         cmd.addAll(List.of(args));
         try {
             ProcessBuilder pb = new ProcessBuilder(cmd);
+            pb.environment().putAll(environment);
             if (mergeStderr) {
                 pb.redirectErrorStream(true);
             } else {
