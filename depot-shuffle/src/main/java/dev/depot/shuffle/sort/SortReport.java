@@ -148,10 +148,21 @@ final class SortReport {
         Map<String, Double> e = new LinkedHashMap<>();
         e.put("sample", cpu(r, "sample"));
         e.put("partition", cpu(r, "partition") * (n20 / n) * partitionCost(ESTIMATE_CORES) / partitionCost(r.workers()));
-        e.put("shuffle", cpu(r, "shuffle") * (n20 / n));
+        // a worker copies in what the others send it: (P - 1)/P of its partition
+        e.put("shuffle", cpu(r, "shuffle") * (n20 / n) * crossingRatio(r.workers()));
         e.put("sort", cpu(r, "sort") * (n20 * log2(n20)) / (n * log2(Math.max(2, n))));
         e.put("total", e.get("sample") + e.get("partition") + e.get("shuffle") + e.get("sort"));
         return e;
+    }
+
+    /** How much more of a worker's partition crosses on {@link #ESTIMATE_CORES} workers than on {@code p}. */
+    static double crossingRatio(int p) {
+        return crossing(ESTIMATE_CORES) / Math.max(crossing(p), crossing(2));
+    }
+
+    /** The part of the data that crosses between workers with {@code p} of them: each keeps 1/p. */
+    private static double crossing(int p) {
+        return (p - 1) / (double) p;
     }
 
     private static double cpu(Run r, String phase) {
@@ -173,7 +184,8 @@ final class SortReport {
     double estimateCopyRate() {
         Run r = widest();
         Map<String, Double> e = estimate();
-        return r == null || e.get("shuffle") <= 0 ? Double.NaN : settings.dataBytes() / e.get("shuffle");
+        return r == null || e.get("shuffle") <= 0 ? Double.NaN
+            : settings.dataBytes() * crossing(ESTIMATE_CORES) / e.get("shuffle");
     }
 
     private static double log2(double x) {
@@ -212,11 +224,12 @@ final class SortReport {
             Map<String, Double> e = estimate();
             Run base = single();
             out.printf(Locale.ROOT, "%d-core estimate (from the phases' CPU seconds): sample %.2f s; partition %.2f s"
-                    + " x %d/%d (values per worker) x %d/%d (passes) = %.2f s; shuffle %.2f s x %d/%d = %.2f s (%s/s"
+                    + " x %d/%d (values per worker) x %d/%d (passes) = %.2f s; shuffle %.2f s x %d/%d x %.2f (the part"
+                    + " that crosses, (P-1)/P) = %.2f s (%s/s"
                     + " copied by all, if memory bandwidth holds); local sort %.2f s x n log n = %.2f s; total %.2f s%s%n",
                 ESTIMATE_CORES, e.get("sample"), cpu(w, "partition"), w.workers(), ESTIMATE_CORES,
                 partitionCost(ESTIMATE_CORES), partitionCost(w.workers()), e.get("partition"), cpu(w, "shuffle"),
-                w.workers(), ESTIMATE_CORES, e.get("shuffle"), bytes((long) estimateCopyRate()), cpu(w, "sort"),
+                w.workers(), ESTIMATE_CORES, crossingRatio(w.workers()), e.get("shuffle"), bytes((long) estimateCopyRate()), cpu(w, "sort"),
                 e.get("sort"), e.get("total"), base == null ? ""
                     : String.format(Locale.ROOT, ", %.1fx the single-process sort's %.2f CPU s", base.sortCpuS() / e.get("total"),
                         base.sortCpuS()));
