@@ -19,6 +19,7 @@ from .errors import (ArgumentTypeError, BadRequestError, ClientClosedError, Daem
                      StoreFullError, StoreNotFoundError, VersionMismatchError, ViewReleasedError)
 from .daemon import Daemon, DaemonStartError, start
 from .ids import ObjectId
+from .notifications import Event, Subscription
 from .pickling import ObjectFormatError
 from .objects import ObjectInfo, ObjectView, ObjectWriter, StoreStats
 
@@ -26,9 +27,9 @@ PROTOCOL_VERSION = (VERSION_MAJOR, VERSION_MINOR)
 
 __all__ = [
     "ArgumentTypeError", "BadRequestError", "Client", "ClientClosedError", "Daemon", "DaemonNotRunningError",
-    "DaemonStartError", "DepotError", "NotSealedError", "ObjectExistsError", "ObjectFormatError", "ObjectId",
+    "DaemonStartError", "DepotError", "Event", "NotSealedError", "ObjectExistsError", "ObjectFormatError", "ObjectId",
     "ObjectInfo", "ObjectMissingError", "ObjectView", "ObjectWriter", "PROTOCOL_VERSION", "PermissionDeniedError",
-    "ProtocolError", "ResourceLimitError", "StoreFormatError", "StoreFullError", "StoreNotFoundError", "StoreStats",
+    "ProtocolError", "ResourceLimitError", "StoreFormatError", "StoreFullError", "StoreNotFoundError", "StoreStats", "Subscription",
     "VersionMismatchError", "ViewReleasedError", "connect", "decode_array_metadata", "default_directory",
     "encode_array_metadata", "is_array_metadata", "start",
 ]

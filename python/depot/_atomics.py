@@ -6,8 +6,10 @@ the pin protocol's Dekker handshake needs; ``*_opaque`` accesses are atomic but 
 takes an absolute address inside a live mapping: callers check bounds and keep the mapping alive.
 
 The operations are libatomic's (``__atomic_load_8`` and friends, which GCC's builtins call): plain Python
-reads of a mapping are neither atomic nor ordered. ``ctypes.CDLL`` releases the GIL around each call, so a
-futex wait blocks only its own thread.
+reads of a mapping are neither atomic nor ordered. libatomic is loaded with ``ctypes.PyDLL``, which keeps the
+GIL across the call: an atomic access never blocks, and releasing and taking back the GIL cost more than the
+access itself (a get makes four of them). libc, for the futex, is a ``ctypes.CDLL``, which releases the GIL
+around each call, so a futex wait blocks only its own thread.
 """
 
 import ctypes
@@ -25,16 +27,17 @@ _RELEASE = 3
 _SEQ_CST = 5
 
 
-def _load_library(name, soname):
+def _load_library(name, soname, kind=ctypes.CDLL):
     path = ctypes.util.find_library(name) or soname
     try:
-        return ctypes.CDLL(path, use_errno=True)
+        return kind(path, use_errno=True)
     except OSError as e:
         raise DepotError("the Depot client needs %s for atomic access to shared memory and could not load it (%s);"
                          " install it (Debian: libatomic1, libc6)" % (soname, e)) from None
 
 
-_libatomic = _load_library("atomic", "libatomic.so.1")
+# Calls that never block: the GIL is kept (PyDLL). Calls that may sleep (the futex): released (CDLL).
+_libatomic = _load_library("atomic", "libatomic.so.1", ctypes.PyDLL)
 _libc = _load_library("c", "libc.so.6")
 
 _load8 = _libatomic.__atomic_load_8
@@ -55,6 +58,12 @@ _store4.restype = None
 _add4 = _libatomic.__atomic_fetch_add_4
 _add4.argtypes = (ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int)
 _add4.restype = ctypes.c_uint32
+_cas4 = _libatomic.__atomic_compare_exchange_4
+_cas4.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_int)
+_cas4.restype = ctypes.c_bool
+_add8 = _libatomic.__atomic_fetch_add_8
+_add8.argtypes = (ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int)
+_add8.restype = ctypes.c_uint64
 
 _syscall = _libc.syscall
 _syscall.restype = ctypes.c_long
@@ -97,6 +106,25 @@ def compare_and_set_long(address, expected, value):
     """Sequentially consistent CAS of an unsigned 64-bit word; True when it was ``expected``."""
     e = ctypes.c_uint64(expected)
     return _cas8(address, ctypes.addressof(e), value, _SEQ_CST, _SEQ_CST)
+
+
+def get_and_add_long(address, delta):
+    """Sequentially consistent fetch-and-add of a 64-bit word (``delta`` may be negative)."""
+    return _add8(address, delta & 0xFFFFFFFFFFFFFFFF, _SEQ_CST)
+
+
+def compare_and_set_int(address, expected, value):
+    """Sequentially consistent CAS of an unsigned 32-bit word; True when it was ``expected``."""
+    e = ctypes.c_uint32(expected)
+    return _cas4(address, ctypes.addressof(e), value, _SEQ_CST, _SEQ_CST)
+
+
+def get_int_volatile(address):
+    return _load4(address, _SEQ_CST)
+
+
+def put_int_volatile(address, value):
+    _store4(address, value, _SEQ_CST)
 
 
 def get_int_acquire(address):

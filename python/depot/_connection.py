@@ -13,6 +13,9 @@ from .errors import DaemonNotRunningError, PermissionDeniedError, ProtocolError,
 
 SOCKET_NAME = "depot.sock"
 _PEERCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
+# Replies are read through a buffer of this size: one recv for a whole small reply (header and body), however
+# the daemon's write and the kernel split it. Larger frames (LIST) get a buffer of their own.
+_READ_BUFFER_LENGTH = 64 << 10
 
 
 class Welcome:
@@ -33,7 +36,13 @@ class Connection:
         self._next_request = 1
         # interrupted requests whose replies are still to come: request id -> (type, request body)
         self._abandoned = {}
+        # set while a frame larger than the read buffer is half read: the stream is then out of step if it stops
         self._in_frame = False
+        # bytes received and not yet consumed: [_read_start, _read_end) of _read_buffer
+        self._read_buffer = bytearray(_READ_BUFFER_LENGTH)
+        self._read_view = memoryview(self._read_buffer)
+        self._read_start = 0
+        self._read_end = 0
         #: why the connection is unusable, or None
         self.broken = None
         #: the daemon went away (not a protocol error): the client may connect again
@@ -181,24 +190,60 @@ class Connection:
             self.deferred_aborts.append(body[:w.ID.size])
 
     def _read_frame(self):
-        head = self._read_exactly(w.HEADER_LENGTH)
-        length, type_, flags, rid = w.HEADER.unpack(head)
+        """The next reply frame: (type, flags, request id, body). A frame that fits the read buffer is consumed
+        only once it is all there, so an interruption (Ctrl-C) leaves the stream in step; the body is a copy
+        (a bytearray)."""
+        if self._read_end - self._read_start < w.HEADER_LENGTH:
+            self._fill(w.HEADER_LENGTH)
+        start = self._read_start
+        length, type_, flags, rid = w.HEADER.unpack_from(self._read_buffer, start)
         if length < w.MIN_LENGTH or length > w.MAX_LENGTH:
             self.broken = "reply frame length %d is outside %d..%d" % (length, w.MIN_LENGTH, w.MAX_LENGTH)
             raise ProtocolError(self.broken)
-        self._in_frame = True
-        body = self._read_exactly(length - w.MIN_LENGTH)
-        self._in_frame = False
-        return type_, flags, rid, memoryview(body)
+        total = 4 + length
+        if total > len(self._read_buffer):
+            return type_, flags, rid, self._read_large_body(length - w.MIN_LENGTH)
+        if self._read_end - start < total:
+            self._fill(total)
+            start = self._read_start  # moved if the buffer was compacted
+        body = self._read_buffer[start + w.HEADER_LENGTH:start + total]  # a copy (bytearray)
+        self._consume(total)
+        return type_, flags, rid, body
 
-    def _read_exactly(self, n):
-        buf = bytearray(n)
-        view = memoryview(buf)
-        got = 0
+    def _fill(self, n):
+        """Receives until at least ``n`` (<= the buffer's length) unconsumed bytes are buffered."""
+        if self._read_end - self._read_start >= n:
+            return
+        if self._read_start + n > len(self._read_buffer):
+            pending = self._read_end - self._read_start
+            # (through a copy: the two ranges may overlap)
+            self._read_buffer[:pending] = bytes(self._read_view[self._read_start:self._read_end])
+            self._read_start, self._read_end = 0, pending
+        while self._read_end - self._read_start < n:
+            k = self._sock.recv_into(self._read_view[self._read_end:])
+            if k == 0:
+                raise EOFError("the daemon closed the connection")
+            self._read_end += k
+
+    def _consume(self, n):
+        self._read_start += n
+        if self._read_start == self._read_end:
+            self._read_start = self._read_end = 0
+
+    def _read_large_body(self, n):
+        """The body of a frame whose header is buffered but which is larger than the buffer: what is buffered,
+        then the rest received straight into the body."""
+        self._in_frame = True
+        self._consume(w.HEADER_LENGTH)
+        body = bytearray(n)
+        got = min(n, self._read_end - self._read_start)
+        body[:got] = self._read_view[self._read_start:self._read_start + got]
+        self._consume(got)
+        view = memoryview(body)
         while got < n:
             k = self._sock.recv_into(view[got:])
             if k == 0:
                 raise EOFError("the daemon closed the connection")
             got += k
-            self._in_frame = got < n or self._in_frame
-        return buf
+        self._in_frame = False
+        return body

@@ -16,6 +16,7 @@ import time
 from . import _atomics as atomics
 from . import _process
 from ._layout import HOME_MULTIPLIER, HOME_ROTATION, HOME_SHIFT
+from ._layout import ClientTableDescriptor as CT
 from ._layout import EntryState as ES
 from ._layout import HeapBlockDescriptor as HB
 from ._layout import IndexEntryDescriptor as IE
@@ -25,10 +26,13 @@ from ._pins import Pin, pin_record
 from .errors import DepotError, StoreFormatError
 
 _ID_WORDS = struct.Struct("<QQI")
-# An entry's metadata length, block offset and data length, which lie next to each other: one read.
-_PLACE = struct.Struct("<IQQ")
+# An entry's metadata length, block offset, data length and (past 8 other bytes) last access: one read. The
+# first three do not change while the entry is pinned; the last access is a hint that others store to (opaque),
+# so this plain read may see it torn, which at worst stores the hint once more (or once less).
+_PLACE = struct.Struct("<IQQ8xQ")
 assert (IE.BLOCK_OFFSET_OFFSET == IE.METADATA_LENGTH_OFFSET + 4
-        and IE.DATA_LENGTH_OFFSET == IE.BLOCK_OFFSET_OFFSET + 8), "entry fields moved: update _PLACE"
+        and IE.DATA_LENGTH_OFFSET == IE.BLOCK_OFFSET_OFFSET + 8
+        and IE.LAST_ACCESS_OFFSET == IE.DATA_LENGTH_OFFSET + 16), "entry fields moved: update _PLACE"
 _MASK64 = (1 << 64) - 1
 # How long a reader lets an eviction in progress settle before calling the object missing (as Java).
 _EVICTING_WAIT_NANOS = 50_000_000
@@ -106,7 +110,10 @@ class IndexReader:
             if word >> IE.GENERATION_SHIFT == generation:
                 state = word & 0xFF
                 if state == ES.SEALED:
-                    return self._located(index_slot, Pin(slot_table, position, record))
+                    located = self._located(index_slot, Pin(slot_table, position, record))
+                    # This client's own operation counter (summed by the daemon's /metrics), as Java's Store.
+                    atomics.get_and_add_long(slot_table.address + CT.GETS_OFFSET, 1)
+                    return located
                 # A deleter may have seen this transient pin and deferred: release it as an unpin does.
                 slot_table.unpin(position, record)
                 if state == ES.EVICTING:
@@ -122,7 +129,7 @@ class IndexReader:
     def _located(self, index_slot, pin):
         m = self.mapping
         entry = self._entries_offset + index_slot * IE.ENTRY_LENGTH
-        metadata_length, block, size = _PLACE.unpack_from(m.mm, entry + IE.METADATA_LENGTH_OFFSET)
+        metadata_length, block, size, last_access = _PLACE.unpack_from(m.mm, entry + IE.METADATA_LENGTH_OFFSET)
         data_offset = m.heap_offset + block + HB.HEADER_LENGTH
         if (block >= m.heap_length or metadata_length > Store.MAX_METADATA_LENGTH
                 or data_offset + size + metadata_length > m.file_length):
@@ -131,10 +138,9 @@ class IndexReader:
                                    "not fit the %d-byte heap; run `depot doctor`"
                                    % (index_slot, m.path, block, size, metadata_length, m.heap_length))
         now = time.time_ns() // 1_000_000
-        access = self._entries + index_slot * IE.ENTRY_LENGTH + IE.LAST_ACCESS_OFFSET
         # For LRU eviction, a hint: stored only when the millisecond changed, so readers share the cache line.
-        if atomics.get_long_opaque(access) != now:
-            atomics.put_long_opaque(access, now)
+        if last_access != now:
+            atomics.put_long_opaque(self._entries + index_slot * IE.ENTRY_LENGTH + IE.LAST_ACCESS_OFFSET, now)
         return Located(pin, data_offset, size, data_offset + size, metadata_length)
 
     # ---- spilled objects -------------------------------------------------------------------------------
@@ -221,6 +227,7 @@ class IndexReader:
                 pass
             if atomics.get_int_acquire(word) != sequence:
                 continue
+            atomics.get_and_add_long(self.slot.address + CT.WAITS_OFFSET, 1)
             atomics.get_and_add_int(self._futex_waiters, 1)
             try:
                 # Dekker with the sealer, who bumps the word and then reads the waiter count: the kernel

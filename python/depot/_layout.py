@@ -15,6 +15,7 @@ class StoreHeaderDescriptor:
 
     MAGIC = 0x4F54_5354_4F50_4544
     MAJOR_VERSION = 1
+    NOTIFICATIONS_MINOR_VERSION = 2
     MAGIC_OFFSET = 0
     MAJOR_VERSION_OFFSET = 8
     MINOR_VERSION_OFFSET = 12
@@ -26,6 +27,7 @@ class StoreHeaderDescriptor:
     INDEX_SLOTS_OFFSET = 48
     HEAP_OFFSET_OFFSET = 56
     HEAP_LENGTH_OFFSET = 64
+    NOTIFICATION_OFFSET_OFFSET = 80
     DAEMON_IDENTITY_OFFSET = 128
     PENDING_DELETES_OFFSET = 296
     FUTEX_WAITERS_OFFSET = 384
@@ -44,6 +46,11 @@ class ClientTableDescriptor:
     PIN_HIGH_WATER_OFFSET = 8
     KIND_OFFSET = 12
     REGISTERED_AT_OFFSET = 16
+    CREATES_OFFSET = 64
+    GETS_OFFSET = 72
+    DELETES_OFFSET = 80
+    WAITS_OFFSET = 88
+    WAKEUPS_OFFSET = 96
     PIN_RECORDS_OFFSET = 128
     PIN_RECORD_LENGTH = 8
     KIND_PYTHON = 2
@@ -74,6 +81,52 @@ class HeapBlockDescriptor:
     """A heap block's header; the object's data follows it (``dev.depot.core.heap.HeapBlockDescriptor``)."""
 
     HEADER_LENGTH = 64
+
+
+class NotificationDescriptor:
+    """The notification region: subscriber rings (``dev.depot.core.notify.NotificationDescriptor``)."""
+
+    SUBSCRIBERS = 16
+    RING_RECORDS = 512
+    ACTIVE_MASK_OFFSET = 0
+    REGION_HEADER_LENGTH = 128
+    OWNER_OFFSET = 0
+    SUBSCRIBED_AT_OFFSET = 8
+    HEAD_OFFSET = 16
+    SLEEPING_OFFSET = 24
+    TAIL_OFFSET = 128
+    MISSED_OFFSET = 136
+    WAKE_SEQUENCE_OFFSET = 144
+    RECORDS_OFFSET = 256
+    RING_LENGTH = 33024
+    REGION_LENGTH = 528512
+
+
+class EventRecordDescriptor:
+    """One 64-byte record of a subscriber ring (``dev.depot.core.notify.EventRecordDescriptor``)."""
+
+    STAMP_OFFSET = 0
+    TYPE_OFFSET = 8
+    METADATA_LENGTH_OFFSET = 12
+    DATA_LENGTH_OFFSET = 16
+    ID_OFFSET = 24
+    ID_LENGTH = 20
+    PUBLISHER_PID_OFFSET = 44
+    TIME_OFFSET = 48
+    RECORD_LENGTH = 64
+    # the stamp: claimer client + 1 (16) | lap (46) | kind (2)
+    KIND_FREE = 0
+    KIND_CLAIMED = 1
+    KIND_COMMITTED = 2
+    KIND_ABORTED = 3
+    KIND_BITS = 2
+    CLAIMER_SHIFT = 48
+    LAP_MASK = 0x3FFF_FFFF_FFFF
+    TYPE_SEALED = 1
+    TYPE_DELETED = 2
+    TYPE_EVICTED = 3
+    TYPE_SPILLED = 4
+    TYPE_RESTORED = 5
 
 
 class EntryState:

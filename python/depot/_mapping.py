@@ -21,6 +21,7 @@ import weakref
 from ._layout import ClientTableDescriptor as CT
 from ._layout import HeapBlockDescriptor as HB
 from ._layout import IndexEntryDescriptor as IE
+from ._layout import NotificationDescriptor as ND
 from ._layout import StoreHeaderDescriptor as H
 from ._process import on_fork_in_child
 from .errors import PermissionDeniedError, StoreFormatError, StoreNotFoundError, VersionMismatchError
@@ -177,6 +178,10 @@ class StoreMapping:
         self.index_slots = self.u64(H.INDEX_SLOTS_OFFSET)
         self.heap_offset = self.u64(H.HEAP_OFFSET_OFFSET)
         self.heap_length = self.u64(H.HEAP_LENGTH_OFFSET)
+        self.minor_version = self.u32(H.MINOR_VERSION_OFFSET)
+        # format 1.1 files have no notification region (and a zero where its offset is now)
+        self.notification_offset = (self.u64(H.NOTIFICATION_OFFSET_OFFSET)
+                                    if self.minor_version >= H.NOTIFICATIONS_MINOR_VERSION else 0)
         problems = []
         if self.client_table_offset < H.HEADER_LENGTH or self.client_table_offset % 128:
             problems.append("client table at %d" % self.client_table_offset)
@@ -189,6 +194,10 @@ class StoreMapping:
         if self.heap_offset + self.heap_length != self.file_length or self.heap_offset % HB.HEADER_LENGTH:
             problems.append("heap %d+%d does not end the %d-byte file" % (self.heap_offset, self.heap_length,
                                                                           self.file_length))
+        if self.notification_offset and (self.notification_offset % 128 or self.notification_offset < self.index_offset
+                                         + self.index_slots * IE.ENTRY_LENGTH or self.notification_offset
+                                         + ND.REGION_LENGTH > self.heap_offset):
+            problems.append("notification region at %d" % self.notification_offset)
         if self.max_clients == 0 or self.pins_per_client == 0:
             problems.append("%d client slots of %d pins" % (self.max_clients, self.pins_per_client))
         if problems:

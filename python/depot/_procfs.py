@@ -2,7 +2,7 @@
 
 import os
 
-__all__ = ["cpu_seconds", "process_tree", "pss_bytes"]
+__all__ = ["cpu_seconds", "private_pss_bytes", "process_tree", "pss_bytes"]
 
 
 def _children(pid):
@@ -34,6 +34,21 @@ def pss_bytes(pid):
     except OSError:
         pass
     return 0
+
+
+def private_pss_bytes(pid):
+    """As :func:`pss_bytes` without shared-memory pages (a Depot store's are the store's, counted once), or 0."""
+    pss = shmem = 0
+    try:
+        with open("/proc/%d/smaps_rollup" % pid) as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    pss = int(line.split()[1]) * 1024
+                elif line.startswith("Pss_Shmem:"):
+                    shmem = int(line.split()[1]) * 1024
+    except OSError:
+        return 0
+    return pss - shmem
 
 
 def cpu_seconds(pid):

@@ -79,24 +79,46 @@ def put_array(client, oid, array, metadata=b"", evict=True):
         writer.seal()
 
 
+# Parsed headers by whole metadata (bytes): (dtype, shape, data size). Objects of one kind share their metadata,
+# so a get_array parses each header once; the parse checks everything, and a hit only compares the data size.
+_HEADERS = {}
+_HEADERS_MAX = 256
+_HEADER_KEY_MAX = 512
+
+
+def _parsed_header(np, metadata):
+    parsed = _HEADERS.get(metadata)
+    if parsed is None:
+        dtype, shape, _ = decode_array_metadata(metadata)
+        dtype = np.dtype(dtype)
+        expected = dtype.itemsize
+        for d in shape:
+            expected *= d
+        parsed = (dtype, shape, expected)
+        if len(metadata) <= _HEADER_KEY_MAX:
+            if len(_HEADERS) >= _HEADERS_MAX:
+                _HEADERS.clear()  # many different headers: start again rather than keep an unbounded cache
+            _HEADERS[metadata] = parsed
+    return parsed
+
+
 def get_array(client, oid, timeout=None):
     """A read-only array over the object's shared memory, without a copy. The object stays pinned, and its
     memory mapped, until the array, and every array made from it, has been garbage-collected (the array's
     base holds the pin), even after the client is closed."""
     np = _numpy()
-    view = client.get(oid, timeout)
+    # No ObjectView: its only use here would be to hand the pin to the array's buffer, which this does itself.
+    raw, located, mapping = client._locate(oid, timeout)
+    pin = located.pin
     try:
-        dtype, shape, _ = decode_array_metadata(view.metadata)
-        dtype = np.dtype(dtype)
-        expected = dtype.itemsize
-        for d in shape:
-            expected *= d
-        if expected != view.size:
+        metadata = mapping.read(located.metadata_offset, located.metadata_length)
+        dtype, shape, expected = _parsed_header(np, metadata)
+        if expected != located.size:
             raise ValueError("object %s holds %d bytes but its header says %s %s (%d bytes)"
-                             % (view.id, view.size, dtype.str, tuple(shape), expected))
-        array = np.ndarray(shape, dtype=dtype, buffer=view.data)
+                             % (raw.hex(), located.size, dtype.str, tuple(shape), expected))
+        # The buffer's exporter holds the pin: it is released when the last array over it is collected.
+        array = np.ndarray(shape, dtype=dtype, buffer=mapping.span(located.data_offset, located.size, pin, True))
     except BaseException:
-        view.release()
+        pin.release()
         raise
-    # The pin now belongs to the array: its buffer's exporter holds it, and the view is simply dropped.
     return array

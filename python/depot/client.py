@@ -71,6 +71,7 @@ class Client:
         self._views = weakref.WeakSet()
         self._views_lock = threading.Lock()
         self._writers = set()
+        self._subscriptions = weakref.WeakSet()
         # counts connections (reconnects, forks): a writer of an earlier one cannot be sealed on a later one
         self._epoch = 0
         self._mapping = None
@@ -218,7 +219,8 @@ class Client:
         if src.nbytes <= w.PUT_MAX_INLINE and not keep and timeout == 0:
             # One round trip: the daemon creates, copies and seals.
             raw = _raw_id(oid)
-            metadata = self._metadata(metadata)
+            if type(metadata) is not bytes or len(metadata) > self.max_metadata:
+                metadata = self._metadata(metadata)
             flags = 0 if evict else w.CREATE_FLAG_NO_EVICT
             self._call(w.PUT_TYPE, b"".join((w.CREATE.pack(raw, flags, src.nbytes, len(metadata)), metadata, src)))
             return
@@ -264,14 +266,21 @@ class Client:
         """Gets a sealed object, waiting up to ``timeout`` seconds for it (None, or inf, or 2**31 s and more:
         forever; 0: do not wait). Returns an ``ObjectView`` pinned until released (or collected). Raises
         ObjectMissingError."""
+        raw, located, _ = self._locate(oid, timeout)
+        return self._view(raw, located, oid)
+
+    def _locate(self, oid, timeout):
+        """``(raw id, Located, mapping)``: the object pinned, as ``get`` waits for it, and the mapping it lies
+        in; raises ObjectMissingError. The caller owns the pin (``located.pin``)."""
         raw = _raw_id(oid)
         deadline = deadline_of(timeout)
-        located = self._reader_for_get().get(raw, deadline)
+        reader = self._reader_for_get()
+        located = reader.get(raw, deadline)
         if located is None:
             raise ObjectMissingError("object %s %s in the store at %s" % (
                 ObjectId(raw), "does not exist" if deadline == 0 else "was not sealed " + describe_timeout(timeout),
                 self.directory))
-        return self._view(raw, located, oid)
+        return raw, located, reader.mapping
 
     def get_many(self, oids, timeout=None):
         """Gets several objects, waiting up to ``timeout`` seconds in total. Returns one entry per id, in
@@ -361,6 +370,32 @@ class Client:
         from .pickling import get_object
         return get_object(self, oid, timeout)
 
+    def subscribe(self):
+        """Every object event of the store from now on, by any process: sealed (with data and metadata sizes),
+        deleted, evicted, spilled, restored.
+
+        Returns
+        -------
+        Subscription
+            An iterator of ``Event`` (blocking), with ``next(timeout=...)``, and a context manager; closed with
+            this client. Waiting sleeps on a futex word in shared memory: no polling, no socket.
+
+        Raises
+        ------
+        ResourceLimitError
+            When all 16 subscriber slots of the store are taken.
+
+        Examples
+        --------
+        >>> with client.subscribe() as events:     # doctest: +SKIP
+        ...     event = events.next(timeout=1.0)
+        """
+        from .notifications import Subscription
+        self._reader_for_get()
+        subscription = Subscription(self._mapping)
+        self._subscriptions.add(subscription)
+        return subscription
+
     @property
     def _memory(self):
         """The whole mapping as a memoryview (for tests that check buffers lie inside it)."""
@@ -395,6 +430,8 @@ class Client:
                     view.release()
                 for writer in list(self._writers):
                     writer.abort()
+                for subscription in list(self._subscriptions):
+                    subscription.close()
                 self._slot.close()
             self._closed = True
             self._writers.clear()

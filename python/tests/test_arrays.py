@@ -88,3 +88,35 @@ def test_non_contiguous_and_zero_sized_arrays_are_stored(client):
 def test_object_arrays_are_refused(client):
     with pytest.raises(TypeError):
         client.put_array(depot.ObjectId.random(), np.array([object()]))
+
+
+def test_get_array_of_a_size_its_header_disagrees_with_raises_and_keeps_no_pin(client):
+    oid = depot.ObjectId.of("header-says-80-bytes")
+    client.put(oid, bytes(40), metadata=depot.encode_array_metadata("<f8", (10,)))
+    for _ in range(2):  # the second time the header is already parsed
+        with pytest.raises(ValueError, match="holds 40 bytes but its header says <f8 \\(10,\\) \\(80 bytes\\)"):
+            client.get_array(oid, timeout=0)
+        assert client.stat().connection_pins == 0
+
+
+def test_get_array_of_an_object_without_an_array_header_raises_and_keeps_no_pin(client):
+    oid = depot.ObjectId.of("not-an-array")
+    client.put(oid, bytes(8), metadata=b"text/plain")
+    with pytest.raises(ValueError, match="does not start with the array magic DPA1"):
+        client.get_array(oid, timeout=0)
+    assert client.stat().connection_pins == 0
+    with pytest.raises(depot.ObjectMissingError):
+        client.get_array(depot.ObjectId.of("no-such-array"), timeout=0)
+
+
+def test_arrays_with_the_same_header_each_show_their_own_elements(client):
+    ids = [depot.ObjectId.of("same-header-%d" % i) for i in range(3)]
+    for i, oid in enumerate(ids):
+        client.put_array(oid, np.full((4, 5), i, dtype=np.int32))
+    arrays = [client.get_array(oid) for oid in ids]
+    for i, array in enumerate(arrays):
+        assert array.shape == (4, 5) and array.dtype == np.int32 and (array == i).all()
+    assert client.stat().connection_pins == 3
+    del arrays, array
+    gc.collect()
+    assert client.stat().connection_pins == 0

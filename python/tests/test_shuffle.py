@@ -3,6 +3,7 @@
 import os
 import random
 import sys
+import time
 
 import pytest
 
@@ -116,6 +117,34 @@ def test_readers_fail_naming_a_map_whose_process_was_killed(client, daemon):
             child.kill()
             with pytest.raises(MapFailedError, match=r"map 1 .*died \(pid %d exited\)" % pid):
                 s.reader(0, timeout=30)
+
+
+HOLDING_REDUCER = """
+import sys, time, depot
+from depot.shuffle import Shuffle
+client = depot.connect(sys.argv[1])
+s = Shuffle.open(client, sys.argv[2], timeout=10)
+r = s.reader(0, timeout=30)
+arrays = r.arrays()
+print("holding", sum(a.nbytes for a in arrays), flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_reducer_killed_holding_its_slices_leaves_nothing_once_the_shuffle_closes(client, daemon):
+    with Shuffle.create(client, "p7", 2, 2, dtype="<i8") as s:
+        for m in range(2):
+            s.write_map(m, [values(m, 0, 300), values(m, 1, 0)])
+        with python_child(HOLDING_REDUCER, daemon.dir, "p7") as child:
+            assert child.await_line("holding") == "holding %d" % (2 * 300 * 8)
+            child.kill()
+        with s.reader(0, timeout=5) as r:  # another reducer reads the partition the dead one held
+            np.testing.assert_array_equal(r.array(), np.concatenate([values(0, 0, 300), values(1, 0, 300)]))
+    client.flush()
+    deadline = time.monotonic() + 10
+    while client.list():  # the daemon returns the dead reducer's pins within about a second
+        assert time.monotonic() < deadline, "the store still holds %s" % client.list()
+        time.sleep(0.05)
 
 
 def test_partition_array_splits_by_splitters_in_numpys_order_with_nan_last():

@@ -11,10 +11,15 @@ try:
 except ImportError:  # pragma: no cover - depends on the environment
     raise ImportError("depot.dask needs Dask: pip install 'depot[dask]' (or dask[array,dataframe])") from None
 
+import sys as _sys
+
 from ._pool import WorkerDiedError, WorkerStartError, WorkerTaskError
 from .cache import Cache
 from .scheduler import RemoteTraceback, Scheduler
 from .shared import Shared, share
+
+if "dask.dataframe" in _sys.modules:  # DataFrames in use: add the "depot" shuffle (else: import depot.dask.dataframe)
+    from . import dataframe as _dataframe  # noqa: F401
 
 __all__ = ["Cache", "RemoteTraceback", "Scheduler", "Shared", "WorkerDiedError", "WorkerStartError", "WorkerTaskError",
            "share"]

@@ -22,6 +22,7 @@ import threading
 from depot.ids import ID_LENGTH, ObjectId
 
 from . import _worker
+from ._functions import ComputeFunctions, SentFunctions, dumps_task
 from ._refs import Stored
 
 TOKEN_LENGTH = 8
@@ -53,6 +54,7 @@ class Compute:
         self.prefix = pool.token + number.to_bytes(COMPUTE_LENGTH, "little")
         self._counter = itertools.count(1)
         self.abandoned = False
+        self.functions = ComputeFunctions()
 
     def new_oid(self):
         return ObjectId(self.prefix + next(self._counter).to_bytes(COUNTER_LENGTH, "little"))
@@ -99,6 +101,9 @@ class _Worker:
         except (AttributeError, OSError):
             self.sentinel = None
         self.inflight = {}
+        # the by-value functions its table holds; messages are pickled against it and sent in its order
+        self.sent = SentFunctions()
+        self.send_lock = threading.Lock()
         self.alive = True
         self.ready = threading.Event()
         self.gone = threading.Event()
@@ -195,16 +200,19 @@ class Pool:
             batch = _Batch(next(self._batches), compute, keys, oids, w)
             w.inflight[batch.id] = batch
         try:
-            # the batch id also in the last 8 bytes, for a worker that cannot unpickle the rest
-            message = _dumps((batch.id, fn, args, oids)) + batch.id.to_bytes(8, "little")
+            body, used = dumps_task((fn, args, oids), compute.functions)
         except BaseException:
             with self._lock:
                 w.inflight.pop(batch.id, None)
             raise
-        try:
-            w.conn.send_bytes(message)
-        except OSError:
-            pass  # the worker died: the collector fails the batch
+        with w.send_lock:
+            definitions, forget = w.sent.delta(used, compute.functions)
+            # the batch id also in the last 8 bytes, for a worker that cannot unpickle the rest
+            message = pickle.dumps((batch.id, definitions, forget, body), protocol=5) + batch.id.to_bytes(8, "little")
+            try:
+                w.conn.send_bytes(message)
+            except OSError:
+                pass  # the worker died: the collector fails the batch
         return batch.future
 
     # ---- the collector thread -------------------------------------------------------------------------
@@ -385,9 +393,3 @@ class Pool:
             except OSError:
                 pass
         self.sweep(self.token)
-
-
-def _dumps(message):
-    """cloudpickle: functions of ``__main__`` and lambdas travel by value, as Dask's process scheduler sends them."""
-    import cloudpickle
-    return cloudpickle.dumps(message, protocol=5)

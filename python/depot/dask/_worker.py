@@ -4,7 +4,9 @@ Depot zero-copy and storing large results there.
 
 The messages on the worker's pipe, pickled:
 
-    scheduler -> worker   (batch id, function, arguments, {key: object id for its result})    run a batch
+    scheduler -> worker   (batch id, {number: function's bytes}, [numbers to forget], batch)   run a batch, the
+                          batch being (function, arguments, {key: object id for its result}) pickled with
+                          by-value functions as numbers (see _functions)
                           (None, None, None, None)                                              stop
     worker -> scheduler   ("ready", pid) once connected; ("failed", traceback) if it could not connect
                           (batch id, [(key, Stored | Inline | (exception, traceback), failed)])
@@ -19,6 +21,7 @@ import traceback
 from ._objects import buffers_of, get_object, put_object
 from depot.ids import ObjectId
 
+from ._functions import FunctionTable
 from ._refs import Inline, Stored
 
 #: set in a worker process only; the scheduler's process leaves it None
@@ -36,6 +39,8 @@ class _WorkerState:
         # unchanged passes its reference on instead of storing a copy
         self.resolved = {}
         self.loaded = {}
+        #: the result ids of the batch running now (their prefix names its compute: depot.dask.dataframe)
+        self.batch_oids = {}
 
     def resolve(self, value):
         if isinstance(value, Stored):
@@ -113,6 +118,7 @@ def pack_exception(e, dumps):
 
 
 def _run(state, fn, args, oids):
+    state.batch_oids = oids
     out = []
     for key, res_info, failed in fn(args):
         if not failed:
@@ -158,6 +164,7 @@ def main(conn, directory, inline_bytes):
         conn.send_bytes(pickle.dumps(("failed", traceback.format_exc())))
         return
     _state = _WorkerState(client, inline_bytes)
+    functions = FunctionTable()
     conn.send_bytes(pickle.dumps(("ready", os.getpid())))
     try:
         while True:
@@ -166,7 +173,11 @@ def main(conn, directory, inline_bytes):
             except (EOFError, OSError):
                 break
             try:
-                batch_id, fn, args, oids = pickle.loads(message)
+                batch_id, definitions, forget, body = pickle.loads(message)
+                if batch_id is not None:
+                    functions.update(definitions, forget)
+                    fn, args, oids = functions.loads(body)
+                del body
             except BaseException:
                 # cannot even read the batch (a function pickled by reference that this process cannot
                 # import, say): say so instead of dying

@@ -135,12 +135,12 @@ def _worker(directory, shuffle_id, worker, workers, count, dtype, seed, specials
         mine = generate(dtype, seed, start, stop, specials)
         r["in"] = checksum(mine)
         phase("generate")
+        r["started_at"] = time.time()  # the timed sort starts when the last worker is here: all data exists
         rng = np.random.default_rng([seed, 1_000_000 + worker])
         samples.write_map(worker, [mine[rng.integers(0, len(mine), SAMPLES_PER_WORKER)] if len(mine) else mine[:0]])
         with samples.reader(0, timeout=600) as sr:
             split = splitters(np.concatenate(sr.arrays()), workers)
         phase("sample")
-        r["started_at"] = time.time()
         index = np.searchsorted(split, mine, side="right")
         counts = np.bincount(index, minlength=workers)
         with data.writer(worker, [int(c) * mine.itemsize for c in counts]) as w:
@@ -164,6 +164,45 @@ def _worker(directory, shuffle_id, worker, workers, count, dtype, seed, specials
             r["first"], r["last"] = part[0].item(), part[-1].item()
         phase("verify")
     results.put(r)
+
+
+class _MemorySampler:
+    """Samples, every 100 ms, the run's memory: the store file (reserved when created) plus the private PSS
+    (store pages excluded: they are the store's) of this process and of every watched one."""
+
+    def __init__(self, directory=None, pids=()):
+        import threading
+        self._directory = directory
+        self._pids = set(pids) | {os.getpid()}
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def watch(self, pid):
+        self._pids.add(pid)
+
+    def sample(self):
+        from .._procfs import private_pss_bytes
+        total = 0
+        if self._directory is not None:
+            try:
+                total += sum(e.stat().st_size for e in os.scandir(self._directory) if e.is_file())
+            except OSError:
+                pass
+        total += sum(private_pss_bytes(pid) for pid in list(self._pids))
+        self.peak = max(self.peak, total)
+        return total
+
+    def _loop(self):
+        while not self._stop.wait(0.1):
+            self.sample()
+
+    def close(self):
+        self._stop.set()
+        self._thread.join()
+        self.sample()
+        return self.peak
 
 
 def _start_daemon(directory, capacity):
@@ -191,7 +230,7 @@ def _stop_daemon(proc):
         proc.wait()
 
 
-def run_depot(directory, count, workers, dtype, seed, specials):
+def run_depot(directory, count, workers, dtype, seed, specials, daemon_pid=None):
     """One sample sort with ``workers`` processes; returns its figures."""
     import depot
     from depot.shuffle import Shuffle
@@ -199,6 +238,7 @@ def run_depot(directory, count, workers, dtype, seed, specials):
     ctx = multiprocessing.get_context("spawn")
     results = ctx.Queue()
     start = time.perf_counter()
+    memory = _MemorySampler(directory, [daemon_pid] if daemon_pid else [])
     with depot.connect(directory) as client, \
             Shuffle.create(client, shuffle_id + "-samples", workers, 1, dtype=dtype), \
             Shuffle.create(client, shuffle_id, workers, workers, dtype=dtype):
@@ -206,6 +246,7 @@ def run_depot(directory, count, workers, dtype, seed, specials):
                                                    results)) for w in range(workers)]
         for p in procs:
             p.start()
+            memory.watch(p.pid)
         try:
             got = []
             while len(got) < workers:
@@ -227,26 +268,32 @@ def run_depot(directory, count, workers, dtype, seed, specials):
     previous = None
     for r in got:
         if r["count"]:
-            if previous is not None and not (previous <= r["first"] or previous != previous):
+            # in order across workers; NaN sorts last, so after a part ending in NaN only NaNs may follow
+            if previous is not None and not (previous <= r["first"] or (previous != previous and r["first"] != r["first"])):
                 ordered = False
             previous = r["last"]
-    phases = {k: max(r[k] for r in got) for k in ("generate_s", "partition_s", "shuffle_s", "sort_s", "verify_s")}
+    phases = {k: max(r[k] for r in got)
+              for k in ("generate_s", "sample_s", "partition_s", "shuffle_s", "sort_s", "verify_s")}
     return {"run": str(workers), "workers": workers, "wall_s": time.perf_counter() - start,
-            "sort_s": max(r["sorted_at"] for r in got) - min(r["started_at"] for r in got),
+            "sort_s": max(r["sorted_at"] for r in got) - max(r["started_at"] for r in got),
             "count": sum(r["count"] for r in got), "in": sum(r["in"] for r in got) % (1 << 64),
             "out": sum(r["out"] for r in got) % (1 << 64), "sorted": ordered,
-            "bytes_shuffled": sum(r["shuffled"] for r in got), "phases": phases}
+            "bytes_shuffled": sum(r["shuffled"] for r in got), "peak_memory_bytes": memory.close(), "phases": phases}
 
 
 def run_single(count, dtype, seed, specials, with_pandas=True):
     """np.sort (and pandas sort_values) of the same data in this process."""
     np = _np()
+    start = time.perf_counter()
+    memory = _MemorySampler()
     values = generate(dtype, seed, 0, count, specials)
     out = []
     t = time.perf_counter()
     s = np.sort(values)
     out.append({"run": "np.sort", "workers": 0, "sort_s": time.perf_counter() - t, "count": len(s),
                 "in": checksum(values), "out": checksum(s), "sorted": disorder(s) == -1})
+    out[-1]["peak_memory_bytes"] = memory.close()
+    out[-1]["wall_s"] = time.perf_counter() - start
     del s
     if with_pandas:
         try:
@@ -254,12 +301,16 @@ def run_single(count, dtype, seed, specials, with_pandas=True):
         except ImportError:
             pd = None
         if pd is not None:
+            start = time.perf_counter()
+            memory = _MemorySampler()
             frame = pd.DataFrame({"x": values})
             t = time.perf_counter()
             sorted_frame = frame.sort_values("x")
             x = sorted_frame["x"].to_numpy()
             out.append({"run": "pandas sort_values", "workers": 0, "sort_s": time.perf_counter() - t, "count": len(x),
-                        "in": out[0]["in"], "out": checksum(x), "sorted": disorder(x) == -1})
+                        "in": out[0]["in"], "out": checksum(x), "sorted": disorder(x) == -1,
+                        "peak_memory_bytes": memory.close()})
+            out[-1]["wall_s"] = time.perf_counter() - start
     return out
 
 
@@ -287,7 +338,8 @@ def main(argv=None):
         depot.connect(directory).close()  # fail now, not after the baselines, when there is no daemon
         runs = run_single(count, dtype, args.seed, args.specials, not args.no_pandas)
         for n in sorted({1, args.workers}):
-            runs.append(run_depot(directory, count, n, dtype, args.seed, args.specials))
+            runs.append(run_depot(directory, count, n, dtype, args.seed, args.specials,
+                                  daemon.pid if daemon is not None else None))
     finally:
         if daemon is not None:
             _stop_daemon(daemon)
@@ -300,19 +352,25 @@ def main(argv=None):
     report = {"count": count, "workers": args.workers, "dtype": args.dtype, "single_process_s": base,
               "depot_s": widest["sort_s"], "speedup": widest["speedup"],
               "verified": all(r["verified"] for r in runs), "bytes_shuffled": widest["bytes_shuffled"],
-              "phases": widest["phases"],
+              "phases": widest["phases"], "peak_memory_bytes": max(r["peak_memory_bytes"] for r in runs),
               "runs": [{k: v for k, v in r.items() if k not in ("in", "out", "sorted")} for r in runs]}
     if args.json:
         print(json.dumps(report))
     else:
         print("\npython -m depot.examples.sort: %s %s values (%.1f MiB), %d core(s)\n"
               % (format(count, ","), args.dtype, count * 8 / 2**20, os.cpu_count() or 0))
-        print("%-24s %9s %9s %9s" % ("run", "sort s", "speed-up", "verified"))
+        print("%-24s %9s %9s %9s %12s %22s %9s" % ("run", "wall s", "sort s", "speed-up", "shuffled", "peak memory",
+                                                  "verified"))
         for r in runs:
             title = r["run"] if not r["workers"] else "depot, %d worker%s" % (r["workers"], "s" * (r["workers"] > 1))
-            print("%-24s %9.2f %8.2fx %9s" % (title, r["sort_s"], r["speedup"] or 0, r["verified"]))
-        print("\nsort s: the sort alone for np.sort and pandas; for Depot, from splitters known to the last local sort"
-              " done (partition + shuffle + local sort).")
+            print("%-24s %9.2f %9.2f %8.2fx %12s %10.1f MiB (%4.2fx) %9s" % (
+                title, r["wall_s"], r["sort_s"], r["speedup"] or 0,
+                "%.1f MiB" % (r["bytes_shuffled"] / 2**20) if r["workers"] else "-",
+                r["peak_memory_bytes"] / 2**20, r["peak_memory_bytes"] / (count * 8), r["verified"]))
+        print("\nsort s: the sort alone for np.sort and pandas; for Depot, from the last worker's values generated to"
+              " the last local sort done (sample + partition + shuffle + local sort); generation and verification"
+              " are outside it in all. peak memory: the store file plus every process's private PSS (store pages"
+              " excluded), sampled every 100 ms.")
         print("time split (%s workers, slowest worker per phase): %s" % (widest["workers"], ", ".join(
             "%s %.2f s" % (k[:-2], v) for k, v in widest["phases"].items())))
     return 0 if report["verified"] else 1

@@ -9,5 +9,6 @@ module dev.depot.core {
     exports dev.depot.errors;
     exports dev.depot.core.clients to dev.depot.client;
     exports dev.depot.core.index to dev.depot.client;
+    exports dev.depot.core.notify to dev.depot.client;
     exports dev.depot.core.store to dev.depot.client;
 }

@@ -6,7 +6,8 @@ Cases (each for both clusters, 2 worker processes, 1 thread each):
 - transfer overhead of a float64 array of 1 MiB, 64 MiB and 512 MiB: a task on worker B that reads one element
   of an array made on worker A, minus the same task run on A (median of the repetitions);
 - 2,000 results of 1 KiB made on A and consumed by one task on B (time per result);
-- a pandas DataFrame shuffle (``shuffle="tasks"``), wall time and peak memory (the sum of the proportional set
+- a pandas DataFrame shuffle (``ddf.shuffle("key")``: Depot's shuffle, the default on a Depot cluster,
+  against Dask's task shuffle, ``shuffle="tasks"``), wall time and peak memory (the sum of the proportional set
   sizes of every process involved: the client, the workers, their nannies and the Depot daemon, sampled).
 
 Prints one JSON object per case with ``--json`` (fields: name, case, figures, baseline, ratio, target, met:
@@ -114,11 +115,14 @@ def small_results(client, count):
     return (time.perf_counter() - start) / count
 
 
-def dataframe_shuffle(client, nbytes, pids):
-    """Wall seconds and peak PSS of shuffling a DataFrame of about ``nbytes`` on the cluster."""
+def dataframe_shuffle(client, nbytes, pids, method):
+    """Wall seconds and peak PSS of shuffling a DataFrame of about ``nbytes`` on the cluster with the shuffle
+    ``method`` (None: the cluster's default, "depot" on a Depot cluster)."""
     import dask
     import dask.dataframe as dd
     import pandas as pd
+
+    import depot.dask.dataframe  # noqa: F401  (the "depot" shuffle, the default on a depot:// cluster)
     rows = nbytes // 16
     parts = 16
 
@@ -131,7 +135,7 @@ def dataframe_shuffle(client, nbytes, pids):
     ddf = dd.from_delayed([dask.delayed(make)(i) for i in range(parts)], meta=meta)
     with PssSampler(pids) as sampler:
         start = time.perf_counter()
-        out = ddf.shuffle("key", shuffle="tasks")
+        out = ddf.shuffle("key", shuffle=method)
         total = client.compute(out.value.sum()).result()
         seconds = time.perf_counter() - start
     assert np.isfinite(total)
@@ -147,27 +151,28 @@ def _pids(cluster, client):
     return pids
 
 
-def run(quick, store_dir):
-    sizes = [1 * MIB] if quick else [1 * MIB, 64 * MIB, 512 * MIB]
+def run(quick, store_dir, frame_mib=None, shuffle_only=False):
+    sizes = [] if shuffle_only else [1 * MIB] if quick else [1 * MIB, 64 * MIB, 512 * MIB]
     reps = 1 if quick else 5
     results_count = 100 if quick else 2000
-    frame_bytes = (8 if quick else 2048) * MIB
+    frame_bytes = (frame_mib or (8 if quick else 2048)) * MIB
     capacity = (1 << 30) if quick else (6 << 30)
     results = {}
     plain = dict(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
     clusters = (
-        ("depot", lambda: LocalCluster(depot_dir=store_dir, depot_capacity=capacity, **plain)),
-        ("baseline", lambda: distributed.LocalCluster(**plain)),
+        ("depot", None, lambda: LocalCluster(depot_dir=store_dir, depot_capacity=capacity, **plain)),
+        ("baseline", "tasks", lambda: distributed.LocalCluster(**plain)),
     )
-    for label, make in clusters:
+    for label, method, make in clusters:
         with make() as cluster, distributed.Client(cluster) as client:
             for size in sizes:
                 target = 20.0 if size >= 64 * MIB else None
                 results.setdefault(("transfer %d MiB" % (size // MIB), "s", target), {})[label] = \
                     transfer_overhead(client, size // 8, reps)
-            results.setdefault(("%d 1 KiB results" % results_count, "s/result", None), {})[label] = \
-                small_results(client, results_count)
-            seconds, peak = dataframe_shuffle(client, frame_bytes, _pids(cluster, client))
+            if not shuffle_only:
+                results.setdefault(("%d 1 KiB results" % results_count, "s/result", None), {})[label] = \
+                    small_results(client, results_count)
+            seconds, peak = dataframe_shuffle(client, frame_bytes, _pids(cluster, client), method)
             name = "shuffle %d MiB DataFrame" % (frame_bytes // MIB)
             results.setdefault((name, "s", 1.5), {})[label] = seconds
             results.setdefault((name + " peak PSS", "bytes", 1 / 0.6), {})[label] = peak
@@ -189,10 +194,12 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true", help="smaller sizes, fewer repetitions")
     p.add_argument("--json", action="store_true", help="one JSON object per case")
     p.add_argument("--dir", help="store directory (default: a fresh one under /dev/shm, removed afterwards)")
+    p.add_argument("--frame-mib", type=int, help="size of the shuffled DataFrame in MiB (default 2048; 8 quick)")
+    p.add_argument("--shuffle-only", action="store_true", help="only the DataFrame shuffle case")
     args = p.parse_args(argv)
     store_dir = args.dir or os.path.join("/dev/shm", "depot-bench-" + uuid.uuid4().hex[:12])
     try:
-        rows = run(args.quick, store_dir)
+        rows = run(args.quick, store_dir, args.frame_mib, args.shuffle_only)
     finally:
         if args.dir is None:
             shutil.rmtree(store_dir, ignore_errors=True)

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import os
-import struct
 import threading
 import warnings
 from collections.abc import MutableMapping
@@ -35,15 +34,15 @@ from dask.sizeof import sizeof
 from ... import _process
 from ...errors import DepotError, ObjectMissingError, ProtocolError, StoreFullError
 from ...ids import ObjectId
+from .._ids import RESULT_ID_LAYOUT, RESULT_ID_MAGIC
 
-__all__ = ["DepotData", "DepotRef", "sending_by_id", "sweep_dead_writers", "writer_of"]
+__all__ = ["DepotData", "DepotRef", "OwnedRef", "sending_by_id", "sweep_dead_writers", "writer_of"]
 
 DEFAULT_INLINE_BYTES = 64 * 1024
 
 # Object id of a worker result: magic (4) | writer pid (4) | writer start ticks, low 32 bits (4) | key hash (8).
-ID_MAGIC = b"DdW1"
-ID_LAYOUT = struct.Struct(">4sII8s")
-assert ID_LAYOUT.size == 20
+ID_MAGIC = RESULT_ID_MAGIC
+ID_LAYOUT = RESULT_ID_LAYOUT
 
 #: True while the current task (asyncio context) answers a peer that serves the same store.
 _by_id = contextvars.ContextVar("depot_send_by_id", default=False)
@@ -75,6 +74,16 @@ class DepotRef:
     def __repr__(self):
         return "DepotRef(%s, %d bytes)" % (ObjectId(self.oid).hex() if isinstance(self.oid, bytes) else self.oid,
                                            self.nbytes)
+
+
+class OwnedRef(DepotRef):
+    """A result that its task wrote into the store itself, under an id of this worker (the DataFrame shuffle's
+    reducers): the mapping takes the object over as if it had stored the value."""
+
+    __slots__ = ()
+
+    def __reduce__(self):
+        return OwnedRef, (bytes(self.oid), self.nbytes)
 
 
 @sizeof.register(DepotRef)
@@ -176,6 +185,12 @@ class DepotData(MutableMapping):
         with self._lock:
             if key in self:
                 del self[key]
+            if isinstance(value, OwnedRef):
+                self._shared[key] = _Shared(ObjectId(value.oid), None, value.nbytes, owned=True)
+                self._count("stored")
+                self._count("stored_bytes", value.nbytes)
+                self._count("stored_in_place")
+                return
             if isinstance(value, DepotRef):
                 self._adopt(key, value)
                 return

@@ -3,6 +3,7 @@ package dev.depot.bench;
 import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectId;
 import dev.depot.client.ObjectWriter;
+import dev.depot.core.index.IndexEntryDescriptor;
 import dev.depot.core.memory.Atomics;
 import dev.depot.core.store.StoreHeaderDescriptor;
 import dev.depot.errors.StoreFullException;
@@ -11,6 +12,7 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -28,7 +30,15 @@ final class AllocBench implements Benchmark {
     private static final long MIN_SIZE = Units.KIB;
     private static final long MAX_SIZE = 64 * Units.MIB;
     private static final double FILL = 0.9;
-    private static final double TARGET_USABLE = 0.85;
+    /**
+     * The issue asked for live data >= 90 % of capacity at 90 % fill, which no allocator can show here: the
+     * deletes keep live data at or below 90 % (88.4 % on average with this sequence, {@code
+     * ideal_live_fraction}). So the target is a share of that figure.
+     */
+    private static final double TARGET_OF_IDEAL = 0.97;
+    private static final double TARGET_EVICTIONS_PER_CREATE = 2.0;
+    private static final ValueLayout.OfLong LONG_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfInt INT_LE = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final MethodHandle MALLOC;
     private static final MethodHandle FREE;
 
@@ -71,13 +81,18 @@ final class AllocBench implements Benchmark {
             depotOps = runDepot(client, capacity, sizes, victims, figures);
         }
         double mallocOps = runMalloc(capacity, sizes, victims);
+        double ideal = idealLiveFraction(capacity, sizes, victims);
+        figures.put("ideal_live_fraction", ideal);
+        figures.put("live_of_ideal", (double) figures.get("usable_fraction") / ideal);
         Map<String, Object> baseline = new LinkedHashMap<>();
         baseline.put("kind", "glibc malloc/free of the same size sequence");
         baseline.put("ops_per_s", mallocOps);
-        double usable = (double) figures.get("usable_fraction");
+        double ofIdeal = (double) figures.get("live_of_ideal");
+        double perCreate = (double) figures.get("evictions_per_create_needing_room");
         out.accept(new Result(name(), ops + " creates in " + Units.size(capacity), figures, baseline,
-            depotOps / mallocOps, "live data >= 85% of capacity on average at the 90% fill target",
-            usable >= TARGET_USABLE));
+            depotOps / mallocOps, "live data >= 97% of what the sequence keeps without evicting (~88% of capacity)"
+                + " and <= 2 evictions per create that needs room",
+            ofIdeal >= TARGET_OF_IDEAL && perCreate <= TARGET_EVICTIONS_PER_CREATE));
     }
 
     private static double runDepot(DepotClient client, long capacity, long[] sizes, long[] victims,
@@ -132,6 +147,8 @@ final class AllocBench implements Benchmark {
         figures.put("usable_fraction", usableSamples == 0 ? 0.0 : usableSum / usableSamples);
         figures.put("evictions", client.stats().evictionCount() - evictionsBefore);
         figures.put("creates_needing_eviction", fragmented);
+        figures.put("evictions_per_create_needing_room",
+            fragmented == 0 ? 0.0 : (client.stats().evictionCount() - evictionsBefore) / (double) fragmented);
         figures.put("failed_creates", failed);
         figures.put("ops_per_s", opsPerSecond);
         return opsPerSecond;
@@ -142,11 +159,19 @@ final class AllocBench implements Benchmark {
         return Atomics.getLongVolatile(client.store().header(), StoreHeaderDescriptor.EVICTION_COUNT_OFFSET);
     }
 
-    /** Drops ids the store evicted; returns the live bytes left. */
+    /**
+     * Drops ids the store evicted; returns the live bytes left. It looks ids up in the index without pinning
+     * them: {@code contains} pins, which counts as a use, so calling it on every object after each eviction
+     * would make every object recently used and leave the clock nothing but second chances. A real workload
+     * learns of evictions without reading everything (from events, or a miss on its next get).
+     */
     private static long forgetEvicted(DepotClient client, List<ObjectId> ids, List<Long> lengths) {
         long live = 0;
+        var index = client.store().index();
         for (int k = ids.size() - 1; k >= 0; k--) {
-            if (client.contains(ids.get(k))) {
+            MemorySegment w = MemorySegment.ofArray(ids.get(k).toBytes());
+            if (index.findSealed(w.get(LONG_LE, 0), w.get(LONG_LE, IndexEntryDescriptor.ID_W1_POSITION),
+                    w.get(INT_LE, IndexEntryDescriptor.ID_W2_POSITION)) != 0) {
                 live += lengths.get(k);
             } else {
                 swapRemove(ids, k);
@@ -160,6 +185,34 @@ final class AllocBench implements Benchmark {
         int last = list.size() - 1;
         list.set(k, list.get(last));
         list.remove(last);
+    }
+
+    /**
+     * The live fraction the same sequence keeps when nothing is ever evicted: the deletes keep live data at or
+     * below 90 % of capacity, so this (a little under 90 %) is the most any allocator can show here.
+     */
+    private static double idealLiveFraction(long capacity, long[] sizes, long[] victims) {
+        List<Long> lengths = new ArrayList<>();
+        long live = 0;
+        int v = 0;
+        boolean filled = false;
+        double sum = 0;
+        long samples = 0;
+        for (long size : sizes) {
+            while (!lengths.isEmpty() && live + size > FILL * capacity) {
+                filled = true;
+                int k = (int) Math.floorMod(victims[v++ % victims.length], (long) lengths.size());
+                live -= lengths.get(k);
+                swapRemove(lengths, k);
+            }
+            lengths.add(size);
+            live += size;
+            if (filled) {
+                sum += live / (double) capacity;
+                samples++;
+            }
+        }
+        return samples == 0 ? 0.0 : sum / samples;
     }
 
     private static double runMalloc(long capacity, long[] sizes, long[] victims) throws Throwable {

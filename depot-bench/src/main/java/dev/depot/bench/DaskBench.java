@@ -20,9 +20,14 @@ import java.util.function.Consumer;
  * depot.dask beside Dask's own schedulers (and dask-on-ray and LocalCluster where installed), all measured in
  * the same run by the Python driver {@code dask_bench.py} (a resource of this module), which prints one JSON
  * object per case. The interpreter is {@code $DEPOT_BENCH_PYTHON}, else {@code python3}; it needs Dask and NumPy.
+ * A full run whose interpreter lacks Ray runs the driver again in a benchmark environment it builds once per machine
+ * ({@code dask_bench_env.py}, {@code dask_bench_requirements.txt}), and measures LocalCluster under an interpreter
+ * that has {@code distributed}; {@code --quick} (the smoke test) does neither.
  */
 final class DaskBench implements Benchmark {
     private static final String SCRIPT = "dask_bench.py";
+    /** The driver and what it reads beside it: the interpreters it measures in and the benchmark environment. */
+    private static final List<String> RESOURCES = List.of(SCRIPT, "dask_bench_env.py", "dask_bench_requirements.txt");
     private static final ObjectMapper JSON = new ObjectMapper();
     /** The driver's exit status when its interpreter lacks Dask or NumPy (it says so on stderr). */
     private static final int SKIPPED = 3;
@@ -48,8 +53,12 @@ final class DaskBench implements Benchmark {
         // attaches to it.
         BenchStore served = quick ? BenchStore.start(Units.GIB, true) : null;
         Path store = served != null ? served.dir() : Path.of("/dev/shm", "depot-dask-bench-" + UUID.randomUUID());
-        try (InputStream in = DaskBench.class.getResourceAsStream(SCRIPT)) {
-            Files.write(script, in.readAllBytes());
+        try {
+            for (String resource : RESOURCES) {
+                try (InputStream in = DaskBench.class.getResourceAsStream(resource)) {
+                    Files.write(dir.resolve(resource), in.readAllBytes());
+                }
+            }
             String interpreter = System.getenv().getOrDefault("DEPOT_BENCH_PYTHON", "python3");
             List<String> cmd = new ArrayList<>(List.of(interpreter, script.toString(), store.toString(),
                 Long.toString((quick ? 1L : 4L) * Units.GIB)));
@@ -78,8 +87,7 @@ final class DaskBench implements Benchmark {
                 p.waitFor();
             }
         } finally {
-            Files.deleteIfExists(script);
-            Files.deleteIfExists(dir);
+            BenchStore.deleteTree(dir); // the resources and the __pycache__ of their imports
             if (served != null) {
                 served.close();
             }

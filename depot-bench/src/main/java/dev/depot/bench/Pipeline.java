@@ -48,10 +48,11 @@ final class Pipeline {
 
     /**
      * The figures of one mechanism: hand-off times in ns (p50: mean over the pairs; p99: the largest), throughput of
-     * the free-running phase over all pairs, and for Depot the producers' create p50 (included in the hand-off).
+     * the free-running phase over all pairs, and for Depot the producers' create p50 (included in the hand-off)
+     * and seal p50 (the stamp to the seal's return, futex wake included; part of the hand-off).
      */
     record Stats(double handoffP50, double handoffP99, double objectsPerSecond, double gibPerSecond,
-                 double createP50) {
+                 double createP50, double sealP50) {
     }
 
     private Pipeline() {
@@ -69,12 +70,15 @@ final class Pipeline {
             }
             Stats s = drive(producers, consumers, plan, progress);
             double create = 0;
+            double seal = 0;
             for (Child p : producers) {
-                create += Latencies.parse(ChildIo.fields(p.awaitLine("RESULT", 60)).get("create"))[1] / plan.pairs;
+                Map<String, String> r = ChildIo.fields(p.awaitLine("RESULT", 60));
+                create += Latencies.parse(r.get("create"))[1] / plan.pairs;
+                seal += Latencies.parse(r.get("seal"))[1] / plan.pairs;
             }
             awaitExits(producers, consumers);
             return new Stats(s.handoffP50 + create, s.handoffP99 + create, s.objectsPerSecond, s.gibPerSecond,
-                create);
+                create, seal);
         } finally {
             Child.closeAll(producers);
             Child.closeAll(consumers);
@@ -139,18 +143,22 @@ final class Pipeline {
         }
         double seconds = slowest / 1e9;
         long objects = (long) plan.free * plan.pairs;
-        return new Stats(p50, p99, objects / seconds, objects * plan.size / (double) Units.GIB / seconds, 0);
+        return new Stats(p50, p99, objects / seconds, objects * plan.size / (double) Units.GIB / seconds, 0, 0);
     }
 
-    /** Reads a consumer's lines up to the one starting with {@code prefix}, reporting each GOT as progress. */
+    /**
+     * Reads a consumer's lines up to the one starting with {@code prefix}, reporting each {@code GOT n} (n more
+     * objects consumed) as progress.
+     */
     private static String linesUntil(Child consumer, String prefix, IntConsumer progress, int[] consumed) {
         while (true) {
             String line = consumer.nextLine(120);
             if (line.startsWith(prefix)) {
                 return line;
             }
-            if (line.startsWith("GOT")) {
-                progress.accept(++consumed[0]);
+            if (line.startsWith("GOT ")) {
+                consumed[0] += Integer.parseInt(line.substring(4).trim());
+                progress.accept(consumed[0]);
             }
         }
     }
@@ -168,6 +176,32 @@ final class Pipeline {
             case CONSUMER_ROLE -> PipelineDepotRoles.consumer(Path.of(args[0]), args[1], Plan.parse(args, 2), io);
             case TCP_PRODUCER_ROLE -> PipelineTcpRoles.producer(Integer.parseInt(args[0]), Plan.parse(args, 1), io);
             default -> PipelineTcpRoles.consumer(Plan.parse(args, 0), io);
+        }
+    }
+
+    /**
+     * A consumer's progress lines to the driver, at most one per {@link #PROGRESS_NANOS} (and one at the end):
+     * a line per object would wake the driver's process for every object, and on 2 cores that wake-up takes the
+     * CPU from the pair being measured (Depot and TCP alike).
+     */
+    static final class Progress {
+        private static final long PROGRESS_NANOS = 10_000_000L;
+        private final ChildIo io;
+        private int unreported;
+        private long last = System.nanoTime();
+
+        Progress(ChildIo io) {
+            this.io = io;
+        }
+
+        void consumed(boolean lastObject) {
+            unreported++;
+            long now = System.nanoTime();
+            if (lastObject || now - last >= PROGRESS_NANOS) {
+                io.say("GOT " + unreported);
+                unreported = 0;
+                last = now;
+            }
         }
     }
 

@@ -55,6 +55,7 @@ final class PipelineBench implements Benchmark {
         m.put("handoff_p99_us", s.handoffP99() / 1e3);
         if (s.createP50() > 0) {
             m.put("create_p50_us", s.createP50() / 1e3);
+            m.put("seal_p50_us", s.sealP50() / 1e3);
         }
         m.put("objects_per_s", s.objectsPerSecond());
         m.put("gib_per_s", s.gibPerSecond());

@@ -31,6 +31,7 @@ final class PipelineDepotRoles {
 
     static void producer(Path dir, String pair, Pipeline.Plan plan, ChildIo io) {
         Histogram create = Latencies.histogram();
+        Histogram seal = Latencies.histogram();
         try (DepotClient client = DepotClient.open(dir)) {
             int lock = plan.warm() + plan.lockstep();
             for (int i = 0; i < lock + plan.free(); i++) {
@@ -49,8 +50,12 @@ final class PipelineDepotRoles {
                     for (int j = 0; j < n; j++) {
                         body.setAtIndex(ValueLayout.JAVA_DOUBLE, j, j);
                     }
-                    d.set(ValueLayout.JAVA_LONG, 0, System.nanoTime());
+                    long stamp = System.nanoTime();
+                    d.set(ValueLayout.JAVA_LONG, 0, stamp);
                     w.seal();
+                    if (i >= plan.warm() && i < lock) {
+                        Latencies.record(seal, System.nanoTime() - stamp);
+                    }
                 }
                 if (i < lock) {
                     client.get(ackId(pair, i), TIMEOUT_MILLIS).close();
@@ -58,7 +63,7 @@ final class PipelineDepotRoles {
                 }
             }
         }
-        io.say("RESULT create=" + Latencies.summary(create));
+        io.say("RESULT create=" + Latencies.summary(create) + " seal=" + Latencies.summary(seal));
     }
 
     /**
@@ -73,6 +78,7 @@ final class PipelineDepotRoles {
         Histogram handoff = Latencies.histogram();
         long start = 0;
         try (DepotClient client = DepotClient.open(dir)) {
+            Pipeline.Progress progress = new Pipeline.Progress(io);
             int lock = plan.warm() + plan.lockstep();
             for (int i = 0; i < lock + plan.free(); i++) {
                 if (i == lock) {
@@ -99,7 +105,7 @@ final class PipelineDepotRoles {
                 if (i < lock) {
                     client.put(ackId(pair, i), new byte[8]);
                 }
-                io.say("GOT " + i);
+                progress.consumed(i == lock + plan.free() - 1);
             }
         }
         io.say("RESULT handoff=" + Latencies.summary(handoff) + " nanos=" + (System.nanoTime() - start));

@@ -64,6 +64,7 @@ final class PipelineTcpRoles {
                 DoubleBuffer body = message.slice(Long.BYTES, message.capacity() - Long.BYTES)
                     .order(ByteOrder.nativeOrder()).asDoubleBuffer();
                 ByteBuffer ack = ByteBuffer.allocate(1);
+                Pipeline.Progress progress = new Pipeline.Progress(io);
                 int lock = plan.warm() + plan.lockstep();
                 for (int i = 0; i < lock + plan.free(); i++) {
                     if (i == lock) {
@@ -88,7 +89,7 @@ final class PipelineTcpRoles {
                         ack.clear();
                         UnixSockets.writeFully(c, ack);
                     }
-                    io.say("GOT " + i);
+                    progress.consumed(i == lock + plan.free() - 1);
                 }
             }
         }

@@ -85,8 +85,11 @@ final class PythonOpsBench implements Benchmark {
         long baseP50 = line.path("baseline").path("p50_ns").asLong();
         JsonNode target = line.path("target_ns");
         boolean hasTarget = target.isNumber();
-        String targetText = hasTarget ? "p50 <= " + target.asLong() / 1000 + " us" : "faster than the baseline";
-        boolean met = hasTarget ? p50 <= target.asLong() : p50 < baseP50;
+        // A breakdown figure has no target of its own: "none (...)" says what it is for
+        JsonNode note = line.path("target_text");
+        String targetText = hasTarget ? "p50 <= " + target.asLong() / 1000 + " us"
+            : note.isTextual() ? note.asText() : "faster than the baseline";
+        boolean met = hasTarget ? p50 <= target.asLong() : note.isTextual() || p50 < baseP50;
         return new Result(name(), label, figures, baseline, baseP50 / (double) Math.max(1, p50), targetText, met);
     }
 }

@@ -4,7 +4,8 @@ Times single Python client operations against a daemon serving DIR, each beside 
 same run: the same data pickled through a multiprocessing pipe to another Python process and back (what a
 Python program without Depot does), and for small operations also the round trip of a 1-byte message on a
 UNIX socket between two Python processes (the floor of any request to a daemon). Prints one JSON line per
-case: {"case", "p50_ns", "p99_ns", "n", "baseline": {...}, "target_ns"} or {"case", "skipped": reason}.
+case: {"case", "p50_ns", "p99_ns", "n", "baseline": {...}, "target_ns"[, "target_text"]} or {"case", "skipped":
+reason}; "target_text" (no target_ns) marks a breakdown figure, "none (what it is for)".
 usage: python_ops.py DIR QUICK(0|1)
 """
 import gc
@@ -106,10 +107,48 @@ def socket_round_trip_ns(n):
     return samples
 
 
-def emit(case, samples, baseline, target_ns):
+def bare_put_round_trips(directory, payload, n):
+    """Round trips of PUT frames (1 KiB, new ids) on a connection of their own, without the client library:
+    HELLO, then each frame prepared in advance, sent with one send and its 32-byte reply read with one recv.
+    The objects are deleted afterwards through a client."""
+    from depot import _wire as w
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(os.path.join(directory, "depot.sock"))
+    s.sendall(w.frame(w.HELLO_TYPE, 1, w.HELLO.pack(w.VERSION_MAJOR, w.VERSION_MINOR, os.getpid())))
+    reply = bytearray(4096)
+    got = 0
+    while got < w.HEADER_LENGTH + w.WELCOME.size:
+        got += s.recv_into(memoryview(reply)[got:])
+    warmup = n // 10
+    ids = [depot.ObjectId.random() for _ in range(n + warmup)]
+    frames = [w.frame(w.PUT_TYPE, 2 + i, w.CREATE.pack(oid._bytes, 0, len(payload), 0) + payload)
+              for i, oid in enumerate(ids)]
+    expected = w.HEADER_LENGTH + w.CREATED.size
+    it = iter(frames)
+    view = memoryview(reply)
+
+    def op():
+        s.sendall(next(it))
+        k = s.recv_into(view)
+        while k < expected:
+            k += s.recv_into(view[k:])
+        if w.HEADER.unpack_from(reply)[1] != w.PUT_TYPE | w.REPLY_BIT:
+            raise RuntimeError("a bare PUT was not answered with its reply")
+
+    samples = timed(op, n, warmup)
+    s.close()
+    with depot.connect(directory) as c:
+        for oid in ids:
+            c.delete(oid)
+    return samples
+
+
+def emit(case, samples, baseline, target_ns, target_text=None):
     p50, p99 = percentiles(samples)
     line = {"case": case, "p50_ns": p50, "p99_ns": p99, "n": len(samples), "baseline": baseline,
             "target_ns": target_ns}
+    if target_text is not None:
+        line["target_text"] = target_text
     print(json.dumps(line), flush=True)
 
 
@@ -176,22 +215,38 @@ def main():
              10_000)
         client.delete(oid)
 
-    # put 1 KiB, fresh ids; deleted outside the timing
+    # put 1 KiB, fresh ids; deleted outside the timing. The daemon (this benchmark's JVM) has not served a PUT
+    # yet, so its request path is still interpreted or compiled by C1: the first puts are reported on their own
+    # ("fresh daemon"), then the path is warmed up as in a daemon that has been serving for a while, then timed.
     payload = os.urandom(KIB)
-    ids = [depot.ObjectId.random() for _ in range(small_n + small_n // 10)]
-    it = iter(ids)
+    cold_n = 100 if quick else 1000
+    warm_n = 200 if quick else 20_000
 
-    def put_small():
-        client.put(next(it), payload)
+    def timed_puts(n, warmup):
+        ids = [depot.ObjectId.random() for _ in range(n + warmup)]
+        it = iter(ids)
+        samples = timed(lambda: client.put(next(it), payload), n, warmup)
+        for oid in ids:
+            client.delete(oid)
+        return samples
 
-    samples = timed(put_small, small_n, small_n // 10)
-    for oid in ids:
-        client.delete(oid)
+    cold = timed_puts(cold_n, 0)
+    for _ in range(warm_n // 1000 or 1):
+        timed_puts(0, min(warm_n, 1000))
+    samples = timed_puts(small_n, small_n // 10)
+    # The same PUT requests from a bare protocol client (its own connection: frames prepared in advance, one
+    # send and one recv each): the daemon's share and the socket's, without the client library's.
+    bare = bare_put_round_trips(directory, payload, small_n)
     pipe = Pipe()
     base = timed(lambda: pipe.round_trip(payload), small_n, small_n // 10)
     pipe.close()
-    emit("put 1 KiB", samples, baseline_of("the bytes pickled through a multiprocessing pipe and acknowledged", base,
-                                           socket_round_trip_p50_ns=socket_p50), 30_000)
+    put_baseline = baseline_of("the bytes pickled through a multiprocessing pipe and acknowledged", base,
+                               socket_round_trip_p50_ns=socket_p50)
+    emit("put 1 KiB", samples, put_baseline, 30_000)
+    emit("put 1 KiB, bare PUT frames", bare, put_baseline, None,
+         "none (breakdown: the daemon's and the socket's share of a put)")
+    emit("put 1 KiB, fresh daemon (first %d puts)" % cold_n, cold, put_baseline, None,
+         "none (a daemon whose request path the JIT has not compiled yet)")
 
     values = []
     if np is not None:

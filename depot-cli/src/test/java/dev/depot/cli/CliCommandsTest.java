@@ -72,6 +72,29 @@ class CliCommandsTest {
     }
 
     @Test
+    void shouldPrintASealAsAJsonLineInWatch() throws Exception {
+        var watch = java.util.concurrent.CompletableFuture.supplyAsync(() -> depot.run("watch", "--json", "--count", "2"));
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (server.client().store().subscriberCount() == 0) {  // until watch has subscribed
+            assertTrue(System.nanoTime() < deadline, "depot watch did not subscribe within 60 s");
+            Thread.sleep(10);
+        }
+        ObjectId id = ObjectId.of("watched");
+        server.client().put(id, new byte[123]);
+        server.client().delete(id);
+        CliRunner.Result r = watch.get(60, java.util.concurrent.TimeUnit.SECONDS);
+        assertEquals(0, r.status(), r::toString);
+        List<String> lines = r.stdout().lines().toList();
+        assertEquals(2, lines.size(), r::toString);
+        long pid = ProcessHandle.current().pid();
+        assertTrue(lines.get(0).matches("\\{\"time\":\"[0-9T:.-]+Z\",\"event\":\"sealed\",\"id\":\"" + id.toHex()
+            + "\",\"size_bytes\":123,\"metadata_bytes\":0,\"pid\":" + pid + "}"), lines.get(0));
+        assertTrue(lines.get(1).contains("\"event\":\"deleted\",\"id\":\"" + id.toHex() + "\""), lines.get(1));
+        assertEquals(0, server.client().store().subscriberCount(), "watch gave its subscriber slot back");
+        assertEquals(2, depot.run("watch", "--count", "0").status());
+    }
+
+    @Test
     void shouldRoundTripStdinToStdout() {
         byte[] data = new byte[256 * 3];
         for (int i = 0; i < data.length; i++) {

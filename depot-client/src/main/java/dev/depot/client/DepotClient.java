@@ -60,6 +60,7 @@ public final class DepotClient implements AutoCloseable {
 
     private final Store store;
     private final Set<ObjectWriter> openWriters = ConcurrentHashMap.newKeySet();
+    private final Set<Subscription> openSubscriptions = ConcurrentHashMap.newKeySet();
     private final AtomicInteger openViews = new AtomicInteger();
     /**
      * The client's own hold on the mapping plus one per view that {@linkplain ObjectView#holdMapping holds it}:
@@ -231,10 +232,12 @@ public final class DepotClient implements AutoCloseable {
             }
             if (now - start < SPIN_BEFORE_SLEEP_NANOS) {
                 // A seal that comes within microseconds is met by spinning: waking a sleeping process costs ~7 µs
-                // and much more on a busy machine. Spin only while the futex word is unchanged.
+                // and much more on a busy machine. Spin only while the futex word is unchanged, and yield the
+                // CPU on each turn: the process that will seal (or one just woken by our own seal, which the
+                // kernel likes to place on the waker's CPU) may be waiting for this very CPU.
                 while (store.sealSequence(id.w0(), id.w1()) == sequence
                     && System.nanoTime() - start < SPIN_BEFORE_SLEEP_NANOS) {
-                    Thread.onSpinWait();
+                    Thread.yield();
                 }
                 continue;
             }
@@ -312,6 +315,23 @@ public final class DepotClient implements AutoCloseable {
     public boolean delete(ObjectId id) {
         checkOpen();
         return store.delete(id.w0(), id.w1(), id.w2());
+    }
+
+    /**
+     * Subscribes to every object event of the store from now on: sealed (with data and metadata sizes), deleted,
+     * evicted, spilled, restored, by any process. See {@link Subscription}; closed with this client.
+     *
+     * @throws dev.depot.errors.ResourceLimitException when every subscriber slot of the store is taken
+     */
+    public Subscription subscribe() {
+        checkOpen();
+        Subscription s = new Subscription(this, store.subscribe());
+        openSubscriptions.add(s);
+        return s;
+    }
+
+    void subscriptionClosed(Subscription s) {
+        openSubscriptions.remove(s);
     }
 
     /** Every object in the store (sealed, being created, or deleted but still pinned). */
@@ -428,6 +448,9 @@ public final class DepotClient implements AutoCloseable {
                 + " unsealed writer(s); their pins were released and unsealed objects aborted");
         }
         closed = true;
+        for (Subscription s : openSubscriptions) {
+            s.close();
+        }
         dropMappingHold();
     }
 

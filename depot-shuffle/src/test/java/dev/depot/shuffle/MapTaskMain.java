@@ -7,9 +7,9 @@ import java.nio.file.Path;
 import java.util.SplittableRandom;
 
 /**
- * A map task in a child JVM: {@code DIR SHUFFLE MAP SEED commit|hang}. Writes map MAP's slices with sizes drawn
+ * A map task in a child JVM: {@code DIR SHUFFLE MAP SEED commit|hang|large}. Writes map MAP's slices with sizes drawn
  * from SEED ({@link #sizes}) and contents {@link ShuffleTest#content}; {@code hang} opens the writer, prints
- * {@code opened} and waits to be killed.
+ * {@code opened} and waits to be killed; {@code large} writes {@link LargePartitionTest}'s map.
  */
 public final class MapTaskMain {
     private MapTaskMain() {
@@ -24,6 +24,11 @@ public final class MapTaskMain {
         long seed = Long.parseLong(args[3]);
         try (DepotClient client = DepotClient.open(Path.of(args[0]));
              Shuffle s = Shuffle.open(client, args[1], 10_000)) {
+            if (args[4].equals("large")) {
+                LargePartitionTest.writeLargeMap(s, map);
+                System.out.println("committed");
+                return;
+            }
             long[] sizes = sizes(seed, map, s.partitions());
             ShuffleWriter w = s.writer(map, sizes);
             if (args[4].equals("hang")) {

@@ -169,6 +169,20 @@ public final class ClientTable {
         }
     }
 
+    /** Adds to one operation counter of this process's own slot ({@code ClientTableDescriptor.*S_OFFSET}). */
+    public void count(int client, int counterOffset) {
+        Atomics.getAndAddLong(table, client * slotLength + counterOffset, 1);
+    }
+
+    /** The sum of one operation counter over every slot, free or taken (counts outlive their clients). */
+    public long sumCounter(int counterOffset) {
+        long sum = 0;
+        for (int c = 0; c < maxClients; c++) {
+            sum += Atomics.getLongVolatile(table, c * slotLength + counterOffset);
+        }
+        return sum;
+    }
+
     /** Receives pin records. */
     @FunctionalInterface
     public interface PinVisitor {

@@ -14,19 +14,32 @@ package dev.depot.core.clients;
  *   | Pin high water (release)      |  Kind (1 java, 2 python, 3 d) |
  *   +-------------------------------+-------------------------------+ 16
  *   |                   Registered at (epoch ms)                    |
- *   +---------------------------------------------------------------+ 24 .. 128 reserved
+ *   +---------------------------------------------------------------+ 24 .. 64 reserved
+ *   |  Operation counters (format 1.2 on), int64 each, never reset:  |
+ *   |  creates, gets, deletes, waits, wake-ups                       |
+ *   +---------------------------------------------------------------+ 104 .. 128 reserved
  *   |  Pin records: pinsPerClient x int64                           |
  *   |  ((index slot + 1) &lt;&lt; 32 | generation), 0 = empty             |
  *   +---------------------------------------------------------------+ slotLength
  * </pre>
  * Pin records are written only by the slot's owner, with volatile stores (see {@link PinTable}); everyone else
  * only reads them, up to the high-water mark, which the owner publishes with a release store.
+ *
+ * <p>The operation counters are written only by the slot's owner (atomic adds: its threads share the slot) and
+ * summed by {@code /metrics}. They are never cleared: registering leaves them as the previous owner left them, so
+ * the next owner counts on from there and the sum over all slots only grows (a dead client's counts survive it,
+ * and no step of a reaper can lose or double them).
  */
 public final class ClientTableDescriptor {
     public static final int IDENTITY_OFFSET = 0;
     public static final int PIN_HIGH_WATER_OFFSET = IDENTITY_OFFSET + Long.BYTES;
     public static final int KIND_OFFSET = PIN_HIGH_WATER_OFFSET + Integer.BYTES;
     public static final int REGISTERED_AT_OFFSET = KIND_OFFSET + Integer.BYTES;
+    public static final int CREATES_OFFSET = 64;
+    public static final int GETS_OFFSET = CREATES_OFFSET + Long.BYTES;
+    public static final int DELETES_OFFSET = GETS_OFFSET + Long.BYTES;
+    public static final int WAITS_OFFSET = DELETES_OFFSET + Long.BYTES;
+    public static final int WAKEUPS_OFFSET = WAITS_OFFSET + Long.BYTES;
     public static final int PIN_RECORDS_OFFSET = 128;
     public static final int PIN_RECORD_LENGTH = Long.BYTES;
 

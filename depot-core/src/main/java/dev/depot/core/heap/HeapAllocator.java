@@ -29,15 +29,31 @@ public final class HeapAllocator {
      * exactly the size asked for and {@link #rebuild} from the index reproduces the heap byte for byte.
      */
     private static final long MIN_SPLIT = ALIGNMENT;
+    /**
+     * By default a block is small below heap length >> this (4 MiB of 1 GiB). On {@code depot bench alloc}
+     * (sizes log-uniform 1 KiB..64 MiB) 1/64, 1/256 and 1/1024 of the heap gave 3.0, 2.9 and 3.3 victims per
+     * create that needed room under the bytes-only window choice, against 4.4 with no segregation.
+     */
+    private static final int SMALL_LIMIT_SHIFT = 8;
+    private static final long SMALL_LIMIT_MIN = 64 * 1024;
 
     private final MemorySegment header;
     private final MemorySegment heap;
     private final long heapLength;
 
+    private final long smallLimit;
+
+    /** An allocator whose small blocks are those below 1/256 of the heap, at least 64 KiB. */
     public HeapAllocator(MemorySegment header, MemorySegment heap) {
+        this(header, heap, Math.max(SMALL_LIMIT_MIN, heap.byteSize() >>> SMALL_LIMIT_SHIFT));
+    }
+
+    /** An allocator that places blocks below {@code smallLimit} bytes from the top (0: none). */
+    public HeapAllocator(MemorySegment header, MemorySegment heap, long smallLimit) {
         this.header = header;
         this.heap = heap;
         this.heapLength = heap.byteSize();
+        this.smallLimit = smallLimit;
     }
 
     /** Makes the whole heap one free block. */
@@ -51,22 +67,33 @@ public final class HeapAllocator {
         Atomics.putLongRelease(header, USED_BYTES_OFFSET, 0);
     }
 
-    /** Allocates a block of exactly {@code size} bytes or more (a multiple of 64); returns its offset or -1. */
+    /**
+     * Allocates a block of exactly {@code size} bytes or more (a multiple of 64); returns its offset or -1.
+     * Small blocks (below {@link #smallLimit}) go to the high end of the heap, large ones to the low end: of
+     * the fits in the lowest bin that has one, a small block takes the one with the highest address and is
+     * carved from its top, a large one the lowest and is carved from its bottom. So small objects gather
+     * together and the holes they leave when deleted do not cut up the space large ones need.
+     */
     public long allocate(long size) {
         if (size <= 0 || size > heapLength || (size & (ALIGNMENT - 1)) != 0) {
             return NONE;
         }
+        boolean small = size < smallLimit;
         int bin = binOf(size);
         long found = NONE;
         int scanned = 0;
         for (long b = head(bin); b != NONE && scanned < FIRST_FIT_SCAN_LIMIT; b = nextFree(b), scanned++) {
-            if (blockSize(b) >= size) {
+            if (blockSize(b) >= size && (found == NONE || small == b > found)) {
                 found = b;
-                break;
             }
         }
         for (int higher = bin + 1; found == NONE && higher < FREE_BINS; higher++) {
-            found = head(higher);
+            int seen = 0;
+            for (long b = head(higher); b != NONE && seen < FIRST_FIT_SCAN_LIMIT; b = nextFree(b), seen++) {
+                if (found == NONE || small == b > found) {
+                    found = b;
+                }
+            }
         }
         if (found == NONE && scanned == FIRST_FIT_SCAN_LIMIT) {
             // No larger block anywhere: a fit deeper in this bin is the only one left, so look at all of it.
@@ -83,17 +110,31 @@ public final class HeapAllocator {
         long have = blockSize(found);
         unlink(found, have);
         long rest = have - size;
-        if (rest >= MIN_SPLIT) {
-            writeBlock(found, size, false, prevSize(found));
-            writeBlock(found + size, rest, true, size);
-            setPrevSizeOfNext(found + size, rest);
-            pushFree(found + size, rest);
-        } else {
-            size = have;
+        if (rest < MIN_SPLIT) {
             writeBlock(found, have, false, prevSize(found));
+            addUsed(have);
+            return found;
         }
         addUsed(size);
+        if (small) {
+            // The rest stays a free block where the old one started; the new block is its upper end.
+            long block = found + rest;
+            writeBlock(found, rest, true, prevSize(found));
+            pushFree(found, rest);
+            writeBlock(block, size, false, rest);
+            setPrevSizeOfNext(block, size);
+            return block;
+        }
+        writeBlock(found, size, false, prevSize(found));
+        writeBlock(found + size, rest, true, size);
+        setPrevSizeOfNext(found + size, rest);
+        pushFree(found + size, rest);
         return found;
+    }
+
+    /** Blocks below this size are small and placed from the top of the heap. */
+    public long smallLimit() {
+        return smallLimit;
     }
 
     /** Frees the allocated block at {@code offset}, coalescing with free neighbours. */

@@ -87,6 +87,14 @@ public final class Atomics {
         return (int) INT.getVolatile(s, offset);
     }
 
+    public static void putIntVolatile(MemorySegment s, long offset, int value) {
+        INT.setVolatile(s, offset, value);
+    }
+
+    public static boolean compareAndSetInt(MemorySegment s, long offset, int expected, int value) {
+        return INT.compareAndSet(s, offset, expected, value);
+    }
+
     public static int getAndAddInt(MemorySegment s, long offset, int delta) {
         return (int) INT.getAndAdd(s, offset, delta);
     }

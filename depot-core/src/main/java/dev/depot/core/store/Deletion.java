@@ -9,6 +9,7 @@ import dev.depot.core.clients.ClientTableDescriptor;
 import dev.depot.core.index.EntryState;
 import dev.depot.core.index.ObjectIndex;
 import dev.depot.core.memory.Atomics;
+import dev.depot.core.notify.EventRecordDescriptor;
 
 /**
  * Deleting objects, deferred while they are pinned. Protocol (each step names what it publishes):
@@ -66,6 +67,7 @@ final class Deletion {
             if (!index.compareAndSetStateWord(slot, sw, deleting)) {
                 continue;
             }
+            store.publishEvent(EventRecordDescriptor.TYPE_DELETED, slot);
             finishOrDefer(slot, deleting);
             return true;
         }
@@ -96,6 +98,7 @@ final class Deletion {
             if (!state(sw).isSpilled() || !index.idEquals(slot, w0, w1, w2)) {
                 return RETRY;
             }
+            store.publishEvent(EventRecordDescriptor.TYPE_DELETED, slot);
             store.freeEntryUnderLock(slot);
             return DELETED;
         } finally {

@@ -35,6 +35,10 @@ public final class Reaper {
                 reaped++;
             }
         }
+        var events = store.events();
+        if (events != null) {
+            events.freeDeadSubscribers();
+        }
         store.sweepPendingDeletes(fullSweep || reaped > 0);
         return reaped;
     }
@@ -59,6 +63,7 @@ public final class Reaper {
             }
             settleEntriesOf(client);
             if (!self) {
+                abortEventClaimsOf(client);
                 // Under the lock: a process that takes the dead slot over settles it under the lock too, and pins
                 // only afterwards, so these cleared records can only be the dead process's.
                 store.clients.clearPins(client);
@@ -87,10 +92,22 @@ public final class Reaper {
         try {
             settleEntriesOf(me);
             store.clients.clearPins(me);
+            abortEventClaimsOf(me);
         } finally {
             store.releaseLock();
         }
         store.sweepPendingDeletes();
+    }
+
+    /**
+     * Aborts the event records a dead client claimed and never committed (killed mid-publish), before its slot is
+     * freed or reused: subscribers would otherwise wait at them for a new owner of the slot that will never commit.
+     */
+    private void abortEventClaimsOf(int client) {
+        var events = store.events();
+        if (events != null) {
+            events.abortClaimsOf(client);
+        }
     }
 
     /**

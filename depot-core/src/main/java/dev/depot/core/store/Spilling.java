@@ -198,6 +198,7 @@ public final class Spilling {
             store.addCounter(SPILLED_OBJECTS_OFFSET, 1);
             store.addCounter(SPILL_COUNT_OFFSET, 1);
             index.putStateWordRelease(slot, withState(sealed, 0, EntryState.SPILLED));
+            store.publishEvent(dev.depot.core.notify.EventRecordDescriptor.TYPE_SPILLED, slot);
             store.spaceMayHaveFreed();
             return true;
         } finally {
@@ -249,12 +250,15 @@ public final class Spilling {
      */
     public void finishRestore(int slot, long restoring) {
         long sealed = withState(restoring, 0, EntryState.SEALED);
+        // Read while the entry is ours (RESTORING): once sealed, a delete may free the slot for another object.
+        var restored = store.draftEvent(dev.depot.core.notify.EventRecordDescriptor.TYPE_RESTORED, slot);
         if (!index.compareAndSetStateWord(slot, restoring, sealed)) {
             throw new IllegalStateException("restored entry in slot " + slot + " changed under its restorer (state word 0x"
                 + Long.toHexString(index.stateWordVolatile(slot)) + ")");
         }
         index.touch(slot, System.currentTimeMillis());
         store.addCounter(RESTORE_COUNT_OFFSET, 1);
+        store.publish(restored);
         store.notifySealed(slot);
     }
 
@@ -291,6 +295,20 @@ public final class Spilling {
         store.addCounter(SPILLED_OBJECTS_OFFSET, 1);
         index.putStateWordRelease(slot, withState(restoring, 0, EntryState.SPILLED));
         store.spaceMayHaveFreed();
+    }
+
+    /**
+     * True while the entry in {@code slot} is still the KEEP object of {@code generation}, resident or spilled:
+     * its spill file (objects are immutable) is then still its data, and a spill of it needs no write.
+     */
+    public boolean isKeptObject(int slot, int generation) {
+        if (slot < 0 || slot >= index.slots()) {
+            return false;
+        }
+        long sw = index.stateWordVolatile(slot);
+        EntryState st = state(sw);
+        return generation(sw) == generation && isKept(sw) && (st == EntryState.SEALED || st == EntryState.EVICTING
+            || st.isSpilled() || st == EntryState.RESTORING);
     }
 
     /** True while the entry in {@code slot} is still the spilled object of {@code generation}. */

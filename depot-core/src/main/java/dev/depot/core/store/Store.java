@@ -14,6 +14,10 @@ import dev.depot.core.index.EntryState;
 import dev.depot.core.index.IndexEntryDescriptor;
 import dev.depot.core.index.ObjectIndex;
 import dev.depot.core.memory.Atomics;
+import dev.depot.core.notify.EventRecordDescriptor;
+import dev.depot.core.notify.EventRings;
+import dev.depot.core.notify.NotificationDescriptor;
+import dev.depot.core.notify.Subscriber;
 import dev.depot.core.sys.Native;
 import dev.depot.core.sys.ProcessIdentity;
 import dev.depot.errors.DepotException;
@@ -23,6 +27,7 @@ import dev.depot.errors.ResourceLimitException;
 import dev.depot.errors.StoreFullException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -61,6 +66,10 @@ public final class Store implements AutoCloseable {
     private final int me;
     private final long myIdentity;
     private final PinTable pins;
+    /** This client's slot, for its operation counters. */
+    private final MemorySegment mySlot;
+    /** The notification rings; null in a format 1.1 store, which has none. */
+    private final EventRings events;
     private final Deletion deletion;
     private volatile boolean closed;
     /** False for a {@link #openSession session}: the mapping belongs to the store that opened it. */
@@ -82,6 +91,9 @@ public final class Store implements AutoCloseable {
         this.me = r.slot();
         this.myIdentity = ProcessIdentity.self();
         this.pins = new PinTable(clients.slot(me), layout.pinsPerClient());
+        this.mySlot = clients.slot(me);
+        MemorySegment region = file.notifications();
+        this.events = region == null ? null : new EventRings(region);
         this.deletion = new Deletion(this);
         if (r.tookOverDeadSlot()) {
             try {
@@ -246,6 +258,7 @@ public final class Store implements AutoCloseable {
                     long record = tryCreateUnderLock(w0, w1, w2, dataLength, blockSize, metadata, evict, entryFlags,
                         idText, failure);
                     if (record != 0) {
+                        count(ClientTableDescriptor.CREATES_OFFSET);
                         return record;
                     }
                     // Read under the lock: every free bumps it under the lock, so one after this read ends the wait.
@@ -408,10 +421,13 @@ public final class Store implements AutoCloseable {
         int gen = (int) record;
         // The flags (KEEP) were set at insert and stay: expect them and keep them.
         long creating = creatingWord(slot, gen);
+        // Read while the entry is ours (CREATING): once sealed, a delete may free the slot for another object.
+        EventDraft sealed = draftEvent(EventRecordDescriptor.TYPE_SEALED, slot);
         if (!index.compareAndSetStateWord(slot, creating, IndexEntryDescriptor.withState(creating, 0, EntryState.SEALED))) {
             throw new IllegalStateException("cannot seal object in slot " + slot + ": it is no longer being created"
                 + " by this client (state word 0x" + Long.toHexString(index.stateWordVolatile(slot)) + ")");
         }
+        publish(sealed);
         notifySealed(slot);
         spaceMayHaveFreedIfWaited();
     }
@@ -422,6 +438,7 @@ public final class Store implements AutoCloseable {
         // Dekker with waitForSeal: the waiter increments FUTEX_WAITERS then re-checks; we bumped the word then read.
         if (Atomics.getIntVolatile(header, FUTEX_WAITERS_OFFSET) > 0) {
             Native.futexWakeAll(header.address() + word);
+            count(ClientTableDescriptor.WAKEUPS_OFFSET);
         }
     }
 
@@ -440,6 +457,7 @@ public final class Store implements AutoCloseable {
      */
     public void awaitSeal(long w0, long w1, int sequence, long timeoutNanos) {
         int bucket = futexBucket(index.home(w0, w1));
+        count(ClientTableDescriptor.WAITS_OFFSET);
         Atomics.getAndAddInt(header, FUTEX_WAITERS_OFFSET, 1);
         try {
             Native.futexWait(header.address() + futexWordOffset(bucket), sequence, timeoutNanos);
@@ -505,6 +523,7 @@ public final class Store implements AutoCloseable {
                 EntryState st = state(sw);
                 if (st == EntryState.SEALED) {
                     index.touchIfStale(slot, System.currentTimeMillis());
+                    count(ClientTableDescriptor.GETS_OFFSET);
                     return new Pin(record, position);
                 }
                 // A deleter may have seen this transient pin and deferred: release it as unpin does.
@@ -635,7 +654,81 @@ public final class Store implements AutoCloseable {
      */
     public boolean delete(long w0, long w1, int w2) {
         checkOpen();
-        return deletion.delete(w0, w1, w2);
+        boolean deleted = deletion.delete(w0, w1, w2);
+        if (deleted) {
+            count(ClientTableDescriptor.DELETES_OFFSET);
+        }
+        return deleted;
+    }
+
+    /** One more operation of this client ({@code ClientTableDescriptor.*_OFFSET} of a counter): an atomic add. */
+    private void count(int counterOffset) {
+        Atomics.getAndAddLong(mySlot, counterOffset, 1);
+    }
+
+    /** The operations of every client so far (sums of the slots' counters, which outlive their clients). */
+    public OperationCounts operationCounts() {
+        return new OperationCounts(clients.sumCounter(ClientTableDescriptor.CREATES_OFFSET),
+            clients.sumCounter(ClientTableDescriptor.GETS_OFFSET), clients.sumCounter(ClientTableDescriptor.DELETES_OFFSET),
+            clients.sumCounter(ClientTableDescriptor.WAITS_OFFSET), clients.sumCounter(ClientTableDescriptor.WAKEUPS_OFFSET));
+    }
+
+    /**
+     * Publishes an event about the live entry in {@code slot} (its id and sizes) to every subscriber; nothing
+     * when nobody subscribes (one volatile read). Never blocks: safe under the allocator lock.
+     */
+    void publishEvent(int type, int slot) {
+        publish(draftEvent(type, slot));
+    }
+
+    /** An event read from an entry while the caller owns it, published later; null: nobody subscribes. */
+    record EventDraft(int type, byte[] id, long dataLength, int metadataLength) {
+    }
+
+    EventDraft draftEvent(int type, int slot) {
+        if (events == null || events.activeMask() == 0) {
+            return null;
+        }
+        byte[] id = new byte[IndexEntryDescriptor.ID_LENGTH];
+        index.readId(slot, id);
+        return new EventDraft(type, id, index.dataLength(slot), index.metadataLength(slot));
+    }
+
+    void publish(EventDraft draft) {
+        if (draft != null) {
+            events.publish(me, draft.type(), draft.id(), draft.dataLength(), draft.metadataLength());
+        }
+    }
+
+    /** Subscribers now, live or dead and not yet reaped (0 when the store has no notification region). */
+    public int subscriberCount() {
+        return events == null ? 0 : events.subscriberCount();
+    }
+
+    /** The notification rings, or null when the store's format (1.1) has none. */
+    EventRings events() {
+        return events;
+    }
+
+    /**
+     * Subscribes this process to every object event of the store from now on ({@link Subscriber}).
+     *
+     * @throws ResourceLimitException when all {@link NotificationDescriptor#SUBSCRIBERS} subscriber slots are taken
+     */
+    public Subscriber subscribe() {
+        checkOpen();
+        if (events == null) {
+            throw new DepotException("the store at " + directory() + " has format 1.1, which has no notification"
+                + " region; recreate it with this Depot to subscribe");
+        }
+        Subscriber s = events.subscribe(clients::isAlive);
+        if (s == null) {
+            throw new ResourceLimitException(ErrorCode.TOO_MANY_CLIENTS, "the store at " + directory() + " has all "
+                + NotificationDescriptor.SUBSCRIBERS + " subscriber slots taken (" + events.subscriberCount()
+                + " subscribers); close a subscription (`depot watch` included) or wait for the daemon to free those"
+                + " of dead processes");
+        }
+        return s;
     }
 
     /** Tries to complete a DELETE_PENDING entry whose state word is {@code pending}. */
@@ -750,6 +843,30 @@ public final class Store implements AutoCloseable {
     public MemorySegment header() {
         return header;
     }
+
+    /** Bytes between the words {@link #preTouchHeap} reads: the smallest page size. */
+    public static final long PRE_TOUCH_STRIDE = 4096;
+
+    /**
+     * Reads one byte of every page of the heap, so that this process's page table maps all of it now rather
+     * than page by page at first use (through a new mapping a first touch costs microseconds per 4 KiB page on
+     * a VM). Reads change nothing another process writes; on a shared file mapping the pages are mapped
+     * writable. For programs that time their later accesses (the sort demo); returns the pages touched.
+     */
+    public long preTouchHeap() {
+        checkOpen();
+        long pages = 0;
+        byte seen = 0;
+        for (long at = 0; at < heap.byteSize(); at += PRE_TOUCH_STRIDE) {
+            seen |= heap.get(ValueLayout.JAVA_BYTE, at);
+            pages++;
+        }
+        preTouchSink = seen;  // kept, so the reads are not optimised away
+        return pages;
+    }
+
+    @SuppressWarnings("unused")
+    private volatile byte preTouchSink;
 
     public boolean isClosed() {
         return closed;

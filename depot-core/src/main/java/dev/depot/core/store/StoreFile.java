@@ -253,6 +253,12 @@ public final class StoreFile implements AutoCloseable {
         return mapping.asSlice(layout.indexOffset(), (long) layout.indexSlots() * dev.depot.core.index.IndexEntryDescriptor.ENTRY_LENGTH);
     }
 
+    /** The notification region; null in a format 1.1 file, which has none. */
+    public MemorySegment notifications() {
+        return layout.hasNotifications() ? mapping.asSlice(layout.notificationOffset(),
+            dev.depot.core.notify.NotificationDescriptor.REGION_LENGTH) : null;
+    }
+
     public MemorySegment heap() {
         return mapping.asSlice(layout.heapOffset(), layout.heapLength());
     }

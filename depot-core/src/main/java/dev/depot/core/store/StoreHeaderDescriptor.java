@@ -11,6 +11,8 @@ package dev.depot.core.store;
  *   | client table               |  {@link dev.depot.core.clients.ClientTableDescriptor}
  *   +----------------------------+ indexOffset
  *   | object index               |  {@link dev.depot.core.index.IndexEntryDescriptor}
+ *   +----------------------------+ notificationOffset (4 KiB aligned; format 1.2 on)
+ *   | notification rings         |  {@link dev.depot.core.notify.NotificationDescriptor}
  *   +----------------------------+ heapOffset (4 KiB aligned)
  *   | data heap                  |  {@link dev.depot.core.heap.HeapBlockDescriptor}
  *   +----------------------------+ fileLength
@@ -32,6 +34,8 @@ package dev.depot.core.store;
  *   |  Index slots  |   (pad)       |  Heap offset                  |
  *   +-------------------------------+-------------------------------+ 64
  *   |        Heap length            |  Create time (epoch ms)       |
+ *   +-------------------------------+-------------------------------+ 80
+ *   |  Notification offset (1.2 on) |                               |
  *   +-------------------------------+-------------------------------+ 128  written by the daemon
  *   | Daemon identity (pid|start)   |  Heartbeat (epoch ms)         |
  *   | Daemon starts (count)         |                               |
@@ -62,13 +66,17 @@ package dev.depot.core.store;
  * unpin or seal while creates wait ({@code space waiters} &gt; 0). Blocking creates sleep on it. The spill request
  * sequence is the daemon's futex word: clients bump it to ask for a spill (after raising {@code spill wanted
  * bytes}) or a restore (after moving an entry to {@code RESTORE_WANTED}). Minor version 1 added the fields
- * from {@code space sequence} on, the KEEP flag and the spill states of index entries.
+ * from {@code space sequence} on, the KEEP flag and the spill states of index entries. Minor version 2 added the
+ * notification region (its offset at {@code notification offset}; a 1.1 file opens with none, and its clients
+ * cannot subscribe) and the operation counters of client slots.
  */
 public final class StoreHeaderDescriptor {
     /** "DEPOTSTO" in little-endian ASCII. */
     public static final long MAGIC = 0x4f54_5354_4f50_4544L;
     public static final int MAJOR_VERSION = 1;
-    public static final int MINOR_VERSION = 1;
+    public static final int MINOR_VERSION = 2;
+    /** The first minor version with a notification region. */
+    public static final int NOTIFICATIONS_MINOR_VERSION = 2;
 
     public static final int MAGIC_OFFSET = 0;
     public static final int MAJOR_VERSION_OFFSET = MAGIC_OFFSET + Long.BYTES;
@@ -82,6 +90,8 @@ public final class StoreHeaderDescriptor {
     public static final int HEAP_OFFSET_OFFSET = INDEX_SLOTS_OFFSET + Long.BYTES;
     public static final int HEAP_LENGTH_OFFSET = HEAP_OFFSET_OFFSET + Long.BYTES;
     public static final int CREATE_TIME_OFFSET = HEAP_LENGTH_OFFSET + Long.BYTES;
+    /** Offset of the notification region in the file; 0 in a format 1.1 file (which has none). */
+    public static final int NOTIFICATION_OFFSET_OFFSET = CREATE_TIME_OFFSET + Long.BYTES;
 
     public static final int DAEMON_IDENTITY_OFFSET = 128;
     public static final int HEARTBEAT_OFFSET = DAEMON_IDENTITY_OFFSET + Long.BYTES;
@@ -149,7 +159,7 @@ public final class StoreHeaderDescriptor {
     static {
         if (SPILL_DIRECTORY_OFFSET + SPILL_DIRECTORY_MAX > HEADER_LENGTH || EVICTION_HAND_OFFSET + Long.BYTES > FUTEX_WAITERS_OFFSET
             || FREE_BINS_OFFSET + FREE_BINS * Long.BYTES > SPILL_REQUEST_SEQUENCE_OFFSET
-            || CREATE_TIME_OFFSET + Long.BYTES > DAEMON_IDENTITY_OFFSET) {
+            || NOTIFICATION_OFFSET_OFFSET + Long.BYTES > DAEMON_IDENTITY_OFFSET) {
             throw new AssertionError("header fields overlap");
         }
     }

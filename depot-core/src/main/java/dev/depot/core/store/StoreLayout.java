@@ -5,6 +5,7 @@ import static dev.depot.core.store.StoreHeaderDescriptor.*;
 import dev.depot.core.clients.ClientTableDescriptor;
 import dev.depot.core.index.IndexEntryDescriptor;
 import dev.depot.core.memory.Bounds;
+import dev.depot.core.notify.NotificationDescriptor;
 import dev.depot.errors.StoreFormatException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -14,7 +15,7 @@ import java.lang.foreign.ValueLayout;
  * back (and checked) from the header when it is opened.
  */
 public record StoreLayout(long fileLength, long clientTableOffset, int maxClients, int pinsPerClient,
-                          long indexOffset, int indexSlots, long heapOffset, long heapLength) {
+                          long indexOffset, int indexSlots, long notificationOffset, long heapOffset, long heapLength) {
     public static final long PAGE = 4096;
     /** Smallest heap worth having: one page. */
     public static final long MIN_CAPACITY = PAGE;
@@ -23,6 +24,15 @@ public record StoreLayout(long fileLength, long clientTableOffset, int maxClient
 
     /** Layout for a heap of {@code capacity} bytes (rounded up to a page). {@code indexSlots} 0 = derive. */
     public static StoreLayout forCapacity(long capacity, int maxClients, int pinsPerClient, int indexSlots) {
+        return forCapacity(capacity, maxClients, pinsPerClient, indexSlots, true);
+    }
+
+    /**
+     * As {@link #forCapacity(long, int, int, int)}; without {@code notifications} (a format 1.1 file) there is no
+     * notification region and {@link #notificationOffset} is 0.
+     */
+    static StoreLayout forCapacity(long capacity, int maxClients, int pinsPerClient, int indexSlots,
+                                   boolean notifications) {
         if (capacity < MIN_CAPACITY) {
             throw new IllegalArgumentException("capacity " + capacity + " is below the minimum of " + MIN_CAPACITY + " bytes");
         }
@@ -41,15 +51,23 @@ public record StoreLayout(long fileLength, long clientTableOffset, int maxClient
         long heapLength = Bounds.alignUp(capacity, PAGE);
         long clientTableOffset = HEADER_LENGTH;
         long indexOffset = clientTableOffset + ClientTableDescriptor.tableLength(maxClients, pinsPerClient);
-        long heapOffset = Bounds.alignUp(indexOffset + (long) slots * IndexEntryDescriptor.ENTRY_LENGTH, PAGE);
+        long indexEnd = indexOffset + (long) slots * IndexEntryDescriptor.ENTRY_LENGTH;
+        long notificationOffset = notifications ? Bounds.alignUp(indexEnd, PAGE) : 0;
+        long heapOffset = notifications ? Bounds.alignUp(notificationOffset + NotificationDescriptor.REGION_LENGTH, PAGE)
+            : Bounds.alignUp(indexEnd, PAGE);
         return new StoreLayout(heapOffset + heapLength, clientTableOffset, maxClients, pinsPerClient,
-            indexOffset, slots, heapOffset, heapLength);
+            indexOffset, slots, notificationOffset, heapOffset, heapLength);
     }
 
     /** One index slot per 16 KiB of heap, at least 4096 and at most 4 Mi, as a power of two. */
     static int defaultIndexSlots(long capacity) {
         long wanted = Math.clamp(capacity / (16 * 1024), 4096, 4L << 20);
         return Integer.highestOneBit((int) wanted - 1) << 1;
+    }
+
+    /** True when the file has a notification region (format 1.2 on). */
+    public boolean hasNotifications() {
+        return notificationOffset != 0;
     }
 
     public long maxObjects() {
@@ -63,6 +81,7 @@ public record StoreLayout(long fileLength, long clientTableOffset, int maxClient
         header.set(ValueLayout.JAVA_INT, PINS_PER_CLIENT_OFFSET, pinsPerClient);
         header.set(ValueLayout.JAVA_LONG, INDEX_OFFSET_OFFSET, indexOffset);
         header.set(ValueLayout.JAVA_INT, INDEX_SLOTS_OFFSET, indexSlots);
+        header.set(ValueLayout.JAVA_LONG, NOTIFICATION_OFFSET_OFFSET, notificationOffset);
         header.set(ValueLayout.JAVA_LONG, HEAP_OFFSET_OFFSET, heapOffset);
         header.set(ValueLayout.JAVA_LONG, HEAP_LENGTH_OFFSET, heapLength);
     }
@@ -76,6 +95,7 @@ public record StoreLayout(long fileLength, long clientTableOffset, int maxClient
             header.get(ValueLayout.JAVA_INT, PINS_PER_CLIENT_OFFSET),
             header.get(ValueLayout.JAVA_LONG, INDEX_OFFSET_OFFSET),
             header.get(ValueLayout.JAVA_INT, INDEX_SLOTS_OFFSET),
+            header.get(ValueLayout.JAVA_LONG, NOTIFICATION_OFFSET_OFFSET),
             header.get(ValueLayout.JAVA_LONG, HEAP_OFFSET_OFFSET),
             header.get(ValueLayout.JAVA_LONG, HEAP_LENGTH_OFFSET));
         if (layout.fileLength != actualFileLength) {
@@ -83,7 +103,9 @@ public record StoreLayout(long fileLength, long clientTableOffset, int maxClient
                 + layout.fileLength + " bytes but the file has " + actualFileLength
                 + "; remove the store directory and create it again");
         }
-        var expected = forCapacityUnchecked(layout, where);
+        // Format 1.1 files have no notification region (and a zero field where its offset is now).
+        boolean notifications = header.get(ValueLayout.JAVA_INT, MINOR_VERSION_OFFSET) >= NOTIFICATIONS_MINOR_VERSION;
+        var expected = forCapacityUnchecked(layout, notifications, where);
         if (!layout.equals(expected)) {
             throw new StoreFormatException("store file " + where + " has a corrupt header: region table " + layout
                 + " is inconsistent (expected " + expected + "); run `depot doctor`");
@@ -91,9 +113,9 @@ public record StoreLayout(long fileLength, long clientTableOffset, int maxClient
         return layout;
     }
 
-    private static StoreLayout forCapacityUnchecked(StoreLayout l, Object where) {
+    private static StoreLayout forCapacityUnchecked(StoreLayout l, boolean notifications, Object where) {
         try {
-            return forCapacity(l.heapLength, l.maxClients, l.pinsPerClient, l.indexSlots);
+            return forCapacity(l.heapLength, l.maxClients, l.pinsPerClient, l.indexSlots, notifications);
         } catch (IllegalArgumentException e) {
             throw new StoreFormatException("store file " + where + " has a corrupt header: " + e.getMessage()
                 + "; run `depot doctor`");

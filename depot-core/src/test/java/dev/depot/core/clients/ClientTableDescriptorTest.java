@@ -26,7 +26,13 @@ class ClientTableDescriptorTest {
             JAVA_INT.withName("pinHighWater"),
             JAVA_INT.withName("kind"),
             JAVA_LONG.withName("registeredAt"),
-            MemoryLayout.paddingLayout(128 - fixed.byteSize()),
+            MemoryLayout.paddingLayout(64 - fixed.byteSize()),
+            JAVA_LONG.withName("creates"),
+            JAVA_LONG.withName("gets"),
+            JAVA_LONG.withName("deletes"),
+            JAVA_LONG.withName("waits"),
+            JAVA_LONG.withName("wakeups"),
+            MemoryLayout.paddingLayout(128 - 64 - 5 * 8),
             MemoryLayout.sequenceLayout(pins, JAVA_LONG).withName("pinRecords"));
     }
 

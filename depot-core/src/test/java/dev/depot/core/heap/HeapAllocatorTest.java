@@ -33,7 +33,15 @@ class HeapAllocatorTest {
         arena = Arena.ofConfined();
         header = arena.allocate(StoreHeaderDescriptor.HEADER_LENGTH, 128);
         heap = arena.allocate(HEAP, ALIGNMENT);
-        allocator = new HeapAllocator(header, heap);
+        // Nothing is small here, so every block is placed from the bottom (the layout the tests below draw);
+        // the model tests and the placement tests set their own limit.
+        allocator = new HeapAllocator(header, heap, 0);
+        allocator.formatEmpty();
+    }
+
+    /** Makes blocks below {@code smallLimit} small (placed from the top) for the rest of the test. */
+    private void useSmallLimit(long smallLimit) {
+        allocator = new HeapAllocator(header, heap, smallLimit);
         allocator.formatEmpty();
     }
 
@@ -189,7 +197,38 @@ class HeapAllocatorTest {
     }
 
     @Test
+    void shouldPlaceSmallBlocksFromTheTopAndLargeOnesFromTheBottom() {
+        useSmallLimit(4096);
+        long small = allocator.allocate(128);
+        long large = allocator.allocate(8192);
+        assertEquals(HEAP - 128, small, "a small block is carved from the top of the free block");
+        assertEquals(0, large, "a large block from its bottom");
+        assertEquals(HEAP - 128 - 8192, allocator.largestFreeBlock(), "the free space between stays one block");
+        assertEquals(HEAP - 128 - 256, allocator.allocate(256), "the next small block sits below the first");
+    }
+
+    @Test
+    void shouldGiveASmallBlockTheHighestFitOfTheLowestBinThatHasOneAndALargeBlockTheLowest() {
+        useSmallLimit(4096);
+        long[] holes = new long[3];
+        // From the bottom: hole, spacer, hole, spacer, hole, spacer, then the rest of the heap (a larger bin).
+        for (int i = 0; i < 3; i++) {
+            holes[i] = allocator.allocate(8192);
+            allocator.allocate(8192);
+        }
+        for (long hole : holes) {
+            allocator.free(hole);
+        }
+        assertEquals(holes[0], allocator.allocate(8192), "large: the lowest 8 KiB hole");
+        assertEquals(holes[2] + 8192 - 4032, allocator.allocate(4032),
+            "small: the top of the highest 8 KiB hole, not the large free block above it");
+        assertEquals(holes[2] + 8192 - 4032 - 2048, allocator.allocate(2048), "small: below it, in the same hole");
+        assertEquals(List.of(), allocator.check());
+    }
+
+    @Test
     void shouldMatchASimpleModelUnderRandomAllocationsAndFrees() {
+        useSmallLimit(8 * ALIGNMENT);
         var random = new SplittableRandom(42);
         TreeMap<Long, Long> model = new TreeMap<>();
         for (int step = 0; step < 20_000; step++) {
@@ -203,6 +242,7 @@ class HeapAllocatorTest {
 
     @Test
     void shouldRebuildFromTheLiveBlocksTheSameFreeSpaceAsTheModel() {
+        useSmallLimit(8 * ALIGNMENT);
         var random = new SplittableRandom(7);
         TreeMap<Long, Long> model = new TreeMap<>();
         for (int round = 0; round < 20; round++) {

@@ -176,7 +176,8 @@ class StoreFileTest {
             pokeLong(file, INDEX_OFFSET_OFFSET, SMALL.indexOffset() + 64);
             var e = assertThrows(StoreFormatException.class, () -> StoreFile.open(dir.path()));
             var corrupt = new StoreLayout(SMALL.fileLength(), SMALL.clientTableOffset(), SMALL.maxClients(),
-                SMALL.pinsPerClient(), SMALL.indexOffset() + 64, SMALL.indexSlots(), SMALL.heapOffset(), SMALL.heapLength());
+                SMALL.pinsPerClient(), SMALL.indexOffset() + 64, SMALL.indexSlots(), SMALL.notificationOffset(), SMALL.heapOffset(),
+                SMALL.heapLength());
             assertEquals("store file " + file + " has a corrupt header: region table " + corrupt
                 + " is inconsistent (expected " + SMALL + "); run `depot doctor`", e.getMessage());
         }

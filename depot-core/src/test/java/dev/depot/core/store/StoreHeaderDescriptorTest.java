@@ -32,7 +32,8 @@ class StoreHeaderDescriptorTest {
         MemoryLayout.paddingLayout(4),
         JAVA_LONG.withName("heapOffset"),
         JAVA_LONG.withName("heapLength"),
-        JAVA_LONG.withName("createTime")).withName("creator");
+        JAVA_LONG.withName("createTime"),
+        JAVA_LONG.withName("notificationOffset")).withName("creator");
     static final StructLayout DAEMON = MemoryLayout.structLayout(
         JAVA_LONG.withName("daemonIdentity"),
         JAVA_LONG.withName("heartbeat"),

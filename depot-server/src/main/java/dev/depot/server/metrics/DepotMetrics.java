@@ -1,6 +1,7 @@
 package dev.depot.server.metrics;
 
 import dev.depot.client.StoreStats;
+import dev.depot.core.store.OperationCounts;
 import dev.depot.server.DepotServer;
 import dev.depot.server.protocol.ControlServer;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
@@ -33,6 +34,12 @@ public final class DepotMetrics {
         long sessionsOpened();
 
         ProtocolCounters protocol();
+
+        /** Every client's operations, in-process ones included (the client slots' counters). */
+        OperationCounts operations();
+
+        /** Subscribers to the store's object events now. */
+        int subscribers();
     }
 
     /** The figures of a running daemon: its store, its control server (none: no sessions) and its counters. */
@@ -58,6 +65,16 @@ public final class DepotMetrics {
             @Override
             public ProtocolCounters protocol() {
                 return server.protocolCounters();
+            }
+
+            @Override
+            public OperationCounts operations() {
+                return server.client().store().operationCounts();
+            }
+
+            @Override
+            public int subscribers() {
+                return server.client().store().subscriberCount();
             }
         };
     }
@@ -95,6 +112,16 @@ public final class DepotMetrics {
         m.add(counter("depot_sessions_opened", null, "control-protocol connections accepted", source.sessionsOpened()));
         m.add(counter("depot_evictions", null, "objects evicted since the store was created", s.evictionCount()));
         m.add(counter("depot_evicted", Unit.BYTES, "bytes evicted since the store was created", s.evictedBytes()));
+        OperationCounts ops = source.operations();
+        m.add(counter("depot_creates", null, "objects created by any client (in-process Java creates, and the"
+            + " daemon's for control-protocol clients)", ops.creates()));
+        m.add(counter("depot_gets", null, "objects pinned by gets of any client (socket-free Java and Python gets"
+            + " included)", ops.gets()));
+        m.add(counter("depot_deletes", null, "objects deleted by any client", ops.deletes()));
+        m.add(counter("depot_waits", null, "gets of any client that went to sleep waiting for a seal", ops.waits()));
+        m.add(counter("depot_wakeups", null, "seals that woke sleeping gets", ops.wakeups()));
+        m.add(gauge("depot_subscribers", null, "subscriptions to the store's object events (of 16)",
+            source.subscribers()));
         m.add(counter("depot_seal_waits", null, "control-protocol gets that waited for a seal", p.waits()));
         m.add(counter("depot_seal_wakeups", null, "control-protocol seal waits that ended with the object sealed",
             p.wakeups()));

@@ -19,7 +19,15 @@ public final class ProtocolCounters {
     public record ErrorKey(String type, String code) {
     }
 
+    private static final String UNKNOWN = "unknown";
+
     private final Map<String, LongAdder> requests = new ConcurrentHashMap<>();
+    /**
+     * The adder of each well-formed type name as it arrives ({@code "PUT"}, not its label): one map lookup per
+     * request instead of a label computation. Only names that {@link #typeLabel} keeps go in, and the protocol
+     * has a fixed set of those, so bad input cannot grow it.
+     */
+    private final Map<String, LongAdder> requestsByName = new ConcurrentHashMap<>();
     private final Map<ErrorKey, LongAdder> errors = new ConcurrentHashMap<>();
     private final LongAdder waits = new LongAdder();
     private final LongAdder wakeups = new LongAdder();
@@ -29,7 +37,15 @@ public final class ProtocolCounters {
      * protocol does not have ({@code "type N"}) counts as {@code unknown}, so bad input cannot grow the label set.
      */
     public void request(String typeName) {
-        requests.computeIfAbsent(typeLabel(typeName), k -> new LongAdder()).increment();
+        LongAdder adder = requestsByName.get(typeName);
+        if (adder == null) {
+            String label = typeLabel(typeName);
+            adder = requests.computeIfAbsent(label, k -> new LongAdder());
+            if (!label.equals(UNKNOWN)) {
+                requestsByName.putIfAbsent(typeName, adder);
+            }
+        }
+        adder.increment();
     }
 
     /** The request of {@code typeName} was answered with error {@code code}. */
@@ -70,7 +86,17 @@ public final class ProtocolCounters {
         return out;
     }
 
+    /** {@code name} in lower case when it is made of capital letters and underscores, else {@code unknown}. */
     private static String typeLabel(String name) {
-        return name.matches("[A-Z_]+") ? name.toLowerCase(Locale.ROOT) : "unknown";
+        if (name.isEmpty()) {
+            return UNKNOWN;
+        }
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if ((c < 'A' || c > 'Z') && c != '_') {
+                return UNKNOWN;
+            }
+        }
+        return name.toLowerCase(Locale.ROOT);
     }
 }

@@ -15,6 +15,7 @@ import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -25,9 +26,21 @@ import java.util.function.Consumer;
  * creates asked for is free. All file I/O happens here, outside the allocator lock; the shared-memory steps are
  * {@link Spilling}'s.
  *
- * <p>Lifecycle: {@link #start} cleans the directory (temporary files, and files of entries that are no longer
- * spilled: a daemon killed between rename and commit leaves one), announces the directory in the store header
- * and starts the thread; {@link #close} stops it and withdraws the announcement.
+ * <p>A restored object keeps its file (objects are immutable, and the file is named for its slot and
+ * generation): when it is spilled again, nothing is written, only its memory is freed. Such a file of a
+ * resident object is a copy, counted in {@link #fileBytes} (against the limit) but not in the store's spilled
+ * bytes; copies are the first files removed when the limit is near, and a file goes within a second of its
+ * object's delete ({@link #housekeeping}).
+ *
+ * <p>Files are written under a temporary name and renamed when whole, without {@code fsync}: the store lives
+ * in memory ({@code /dev/shm}) and does not outlive the machine, so the files only need to survive the
+ * daemon's crash, which the page cache does. A crash leaves whole files or temporary ones, never a torn file
+ * under a final name.
+ *
+ * <p>Lifecycle: {@link #start} cleans the directory (temporary files, and files of entries that are gone: a
+ * daemon killed between rename and commit, or before a deleted object's file was removed, leaves one), keeps
+ * the files of live KEEP objects (spilled ones, and copies of resident ones), announces the directory in the
+ * store header and starts the thread; {@link #close} stops it and withdraws the announcement.
  */
 public final class Spiller implements AutoCloseable {
     private static final long IDLE_WAIT_NANOS = 200_000_000L;
@@ -43,15 +56,20 @@ public final class Spiller implements AutoCloseable {
 
     private enum Outcome { SPILLED, SKIPPED, LIMIT, IO }
 
-    private record Tracked(byte[] id, int generation) {
+    private record Tracked(byte[] id, int generation, long bytes) {
     }
 
     private final Spilling spilling;
     private final SpillFiles files;
     private final long limit;
     private final Consumer<String> log;
-    /** Spill files by index slot: what this spiller (or the previous daemon's) wrote and has not removed. */
+    /**
+     * Spill files by index slot: what this spiller (or the previous daemon's) wrote and has not removed, of
+     * spilled objects and of resident ones restored from them.
+     */
     private final Map<Integer, Tracked> tracked = new HashMap<>();
+    /** Block bytes of the objects in {@link #tracked}: what the directory holds, checked against the limit. */
+    private long fileBytes;
     private final Thread thread;
     private volatile boolean running = true;
     private long errorSince;
@@ -73,7 +91,7 @@ public final class Spiller implements AutoCloseable {
         return s;
     }
 
-    /** Deletes temporary files and files no spilled entry owns; remembers the rest. */
+    /** Deletes temporary files and files no live KEEP entry owns; remembers the rest. */
     private void adoptDirectory() throws IOException {
         int kept = 0;
         int removed = 0;
@@ -83,18 +101,19 @@ public final class Spiller implements AutoCloseable {
                 long sg = SpillFileDescriptor.parseName(name);
                 int slot = (int) (sg >>> 32);
                 int generation = (int) sg;
-                if (name.endsWith(SpillFileDescriptor.TEMPORARY_SUFFIX) || sg >= 0 && !spilling.isSpilled(slot, generation)) {
+                if (name.endsWith(SpillFileDescriptor.TEMPORARY_SUFFIX) || sg >= 0 && !spilling.isKeptObject(slot, generation)) {
                     Files.deleteIfExists(p);
                     removed++;
                 } else if (sg >= 0) {
-                    tracked.put(slot, new Tracked(spilling.id(slot), generation));
+                    track(slot, spilling.id(slot), generation,
+                        HeapBlockDescriptor.blockSizeFor(spilling.dataLength(slot), spilling.metadataLength(slot)));
                     kept++;
                 }
             }
         }
         if (kept + removed > 0) {
-            log.accept("spill directory " + files.directory() + ": " + kept + " spilled object(s) kept, " + removed
-                + " stale file(s) removed");
+            log.accept("spill directory " + files.directory() + ": " + kept + " file(s) of kept objects adopted, "
+                + removed + " stale file(s) removed");
         }
     }
 
@@ -143,7 +162,7 @@ public final class Spiller implements AutoCloseable {
     private boolean spillFor(long blockSize, int notSlot) {
         while (!spilling.hasRoomFor(blockSize)) {
             int spilled = 0;
-            for (int slot : spilling.spillCandidates(CANDIDATES)) {
+            for (int slot : withFilesFirst(spilling.spillCandidates(CANDIDATES))) {
                 if (slot == notSlot) {
                     continue;
                 }
@@ -168,6 +187,26 @@ public final class Spiller implements AutoCloseable {
         return true;
     }
 
+    /**
+     * The candidates (least recently used first) with those whose file is already on disk moved to the front,
+     * in their order: spilling them writes nothing.
+     */
+    private int[] withFilesFirst(int[] candidates) {
+        int[] out = new int[candidates.length];
+        int n = 0;
+        for (int slot : candidates) {
+            if (tracked.containsKey(slot)) {
+                out[n++] = slot;
+            }
+        }
+        for (int slot : candidates) {
+            if (!tracked.containsKey(slot)) {
+                out[n++] = slot;
+            }
+        }
+        return out;
+    }
+
     private Outcome spillOne(int slot) {
         long sw = spilling.stateWord(slot);
         if (state(sw) != EntryState.SEALED || !isKept(sw)) {
@@ -180,7 +219,16 @@ public final class Spiller implements AutoCloseable {
         if (spilling.stateWord(slot) != sw) {
             return Outcome.SKIPPED;  // the fields above may belong to another object
         }
-        if (spilling.spilledBytes() + HeapBlockDescriptor.blockSizeFor(dataLength, metadataLength) > limit) {
+        Tracked copy = tracked.get(slot);
+        if (copy != null && copy.generation() == generation && Arrays.equals(copy.id(), id)) {
+            // Restored from this file earlier, and unchanged since (immutable): only the memory goes.
+            return spilling.commitSpill(slot, sw) ? Outcome.SPILLED : Outcome.SKIPPED;
+        }
+        if (copy != null) {
+            untrack(slot);  // the file of an object deleted since, whose slot this one reuses
+        }
+        long bytes = HeapBlockDescriptor.blockSizeFor(dataLength, metadataLength);
+        if (fileBytes + bytes > limit && !dropCopies(fileBytes + bytes - limit)) {
             return Outcome.LIMIT;
         }
         try {
@@ -191,13 +239,46 @@ public final class Spiller implements AutoCloseable {
             log.accept("cannot spill to " + files.directory() + ": " + e);
             return Outcome.IO;
         }
+        track(slot, id, generation, bytes);
         // The file was written from the heap while SEALED; the CAS in commitSpill proves the object stayed the same.
-        if (!spilling.commitSpill(slot, sw)) {
-            deleteQuietly(id, slot, generation);
-            return Outcome.SKIPPED;
+        // If it fails (pinned meanwhile, or deleted), the file stays a copy of a resident object, or housekeeping
+        // removes it.
+        return spilling.commitSpill(slot, sw) ? Outcome.SPILLED : Outcome.SKIPPED;
+    }
+
+    /**
+     * Removes files no longer needed (of deleted objects, then copies of resident objects) until {@code bytes}
+     * are gone; false when the files of spilled objects alone leave less room than that.
+     */
+    private boolean dropCopies(long bytes) {
+        housekeepFiles();
+        long freed = 0;
+        var it = tracked.entrySet().iterator();
+        while (it.hasNext() && freed < bytes) {
+            var e = it.next();
+            long sw = spilling.stateWord(e.getKey());
+            if (state(sw) == EntryState.SEALED && generation(sw) == e.getValue().generation()) {
+                // A resident object's copy: only the spiller spills, so it cannot become spilled meanwhile.
+                deleteQuietly(e.getValue().id(), e.getKey(), e.getValue().generation());
+                fileBytes -= e.getValue().bytes();
+                freed += e.getValue().bytes();
+                it.remove();
+            }
         }
-        tracked.put(slot, new Tracked(id, generation));
-        return Outcome.SPILLED;
+        return freed >= bytes;
+    }
+
+    private void track(int slot, byte[] id, int generation, long bytes) {
+        Tracked old = tracked.put(slot, new Tracked(id, generation, bytes));
+        fileBytes += bytes - (old == null ? 0 : old.bytes());
+    }
+
+    private void untrack(int slot) {
+        Tracked t = tracked.remove(slot);
+        if (t != null) {
+            deleteQuietly(t.id(), slot, t.generation());
+            fileBytes -= t.bytes();
+        }
     }
 
     private void restore(int slot) {
@@ -229,27 +310,32 @@ public final class Spiller implements AutoCloseable {
             log.accept("lost spilled object: " + e + "; its entry is dropped");
             spilling.dropLost(slot, restoring);
             deleteQuietly(id, slot, generation);
-            tracked.remove(slot);
+            untrack(slot);
             return;
         }
         pauseForTest("restore");
         spilling.finishRestore(slot, restoring);
-        deleteQuietly(id, slot, generation);
-        tracked.remove(slot);
+        // The file stays: it is still the object's data, so spilling it again writes nothing.
     }
 
-    /** Removes files whose entries were deleted; lets creates ask again a second after an error. */
+    /** Removes files whose objects were deleted; lets creates ask again a second after an error. */
     private void housekeeping() {
-        tracked.entrySet().removeIf(e -> {
-            if (spilling.isSpilled(e.getKey(), e.getValue().generation())) {
-                return false;
-            }
-            deleteQuietly(e.getValue().id(), e.getKey(), e.getValue().generation());
-            return true;
-        });
+        housekeepFiles();
         if (errorSince != 0 && System.nanoTime() - errorSince > HOUSEKEEPING_NANOS) {
             setError(0);
         }
+    }
+
+    /** Removes the files of objects deleted since they were written (spilled or resident). */
+    private void housekeepFiles() {
+        tracked.entrySet().removeIf(e -> {
+            if (spilling.isKeptObject(e.getKey(), e.getValue().generation())) {
+                return false;
+            }
+            deleteQuietly(e.getValue().id(), e.getKey(), e.getValue().generation());
+            fileBytes -= e.getValue().bytes();
+            return true;
+        });
     }
 
     private static void pauseForTest(String point) {

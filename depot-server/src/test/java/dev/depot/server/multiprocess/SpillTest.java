@@ -115,7 +115,9 @@ class SpillTest {
                 }
                 StoreStats s = depot.stats();
                 assertTrue(s.spilledObjects() > 0, "objects were spilled: " + s);
-                assertEquals(s.spilledObjects(), spillFiles(), "one whole file per spilled object");
+                // One whole file per spilled object, and one for the pinned object, whose spill was tried and
+                // refused: that file stays as a copy (the object is immutable), so the next try writes nothing.
+                assertEquals(s.spilledObjects() + 1, spillFiles(), "one whole file per spilled object, and the pinned one's");
                 assertEquals(spillDir.toAbsolutePath().toString(), s.spillDirectory());
                 ObjectInfo first = depot.list().stream().filter(o -> o.id().equals(Payloads.id("k-0", SIZE)))
                     .findFirst().orElseThrow();
@@ -147,6 +149,57 @@ class SpillTest {
             }
             assertEquals(spilled - 1, spillFiles(), "the spiller removed the deleted object's file");
         }
+    }
+
+    @Test
+    void shouldKeepARestoredObjectsFileSoThatSpillingItAgainWritesNothingUntilItIsDeleted() throws Exception {
+        server = DepotServer.start(config(), msg -> { });
+        try (DepotClient depot = DepotClient.open(temp.dir())) {
+            for (int i = 0; i < COUNT; i++) {
+                putKeep(depot, SpillChildren.name("c", i));
+            }
+            assertEquals(ObjectState.SPILLED, stateOf(depot, "c-0"));
+            Path file = spillFileOf("c-0");
+            Object inode = Files.getAttribute(file, "unix:ino");
+            var written = Files.getLastModifiedTime(file);
+            assertAllVerified(depot, "c", 1);
+            assertEquals(ObjectState.SEALED, stateOf(depot, "c-0"));
+            assertTrue(Files.exists(file), "a restored object keeps its file");
+            assertEquals(spilledInList(depot), depot.stats().spilledObjects(), "a resident object's file is not spilled data");
+
+            // A restarted daemon adopts the copy and does not count it as spilled either.
+            server.close();
+            server = DepotServer.start(config(), msg -> { });
+            assertTrue(Files.exists(file), "the next daemon keeps the file of a resident KEEP object");
+            assertEquals(spilledInList(depot), depot.stats().spilledObjects());
+
+            for (int i = 0; i < COUNT && stateOf(depot, "c-0") != ObjectState.SPILLED; i++) {
+                putKeep(depot, SpillChildren.name("more", i));
+            }
+            assertEquals(ObjectState.SPILLED, stateOf(depot, "c-0"), "spilled again");
+            assertEquals(inode, Files.getAttribute(file, "unix:ino"), "the same file, not a new one");
+            assertEquals(written, Files.getLastModifiedTime(file), "nothing was written to it");
+            assertAllVerified(depot, "c", 1);
+
+            assertTrue(depot.delete(Payloads.id("c-0", SIZE)));
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (Files.exists(file) && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertFalse(Files.exists(file), "the file goes with the resident object's delete");
+        }
+    }
+
+    private Path spillFileOf(String name) throws IOException {
+        String prefix = Payloads.id(name, SIZE).toHex() + ".";
+        try (Stream<Path> s = Files.list(spillDir)) {
+            return s.filter(p -> p.getFileName().toString().startsWith(prefix) && p.toString().endsWith(".spill"))
+                .findFirst().orElseThrow(() -> new AssertionError("no spill file of " + name + " in " + spillDir));
+        }
+    }
+
+    private static long spilledInList(DepotClient depot) {
+        return depot.list().stream().filter(o -> o.state() == ObjectState.SPILLED).count();
     }
 
     private static ObjectState stateOf(DepotClient depot, String name) {

@@ -116,6 +116,47 @@ class MetricsEndpointTest {
         }
     }
 
+    /** {@code DIR N}: puts, gets and deletes N objects in its own process, prints {@code done}, then hangs. */
+    static final class InProcessOperations {
+        public static void main(String[] a) throws InterruptedException {
+            DepotClient depot = DepotClient.open(java.nio.file.Path.of(a[0]));
+            for (int i = 0; i < Integer.parseInt(a[1]); i++) {
+                ObjectId id = ObjectId.of("ops-" + i);
+                depot.put(id, new byte[64]);
+                depot.get(id, 0).close();
+                depot.delete(id);
+            }
+            System.out.println("done");
+            System.out.flush();
+            Thread.sleep(Long.MAX_VALUE);
+        }
+    }
+
+    @Test
+    void shouldCountTheInProcessOperationsOfAJavaClientInAnotherJvmAndKeepThemAfterItDies() throws Exception {
+        int n = 25;
+        Map<String, Double> before = scrape();
+        try (var child = dev.depot.client.testing.ChildJvm.start(InProcessOperations.class, temp.dir().toString(),
+            String.valueOf(n))) {
+            child.awaitLine("done", 60);
+            assertCountedAtLeast(before, scrape(), n);
+            child.kill();
+        }
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (server.client().stats().clientCount() > 1) {  // the reaper frees the killed child's slot
+            assertTrue(System.nanoTime() < deadline, "the killed client was not reaped within 30 s");
+            Thread.sleep(20);
+        }
+        assertCountedAtLeast(before, scrape(), n);
+    }
+
+    private static void assertCountedAtLeast(Map<String, Double> before, Map<String, Double> after, int n) {
+        for (String name : new String[] {"depot_creates_total", "depot_gets_total", "depot_deletes_total"}) {
+            assertTrue(sample(after, name) - sample(before, name) >= n, name + ": " + sample(before, name) + " before, "
+                + sample(after, name) + " after " + n + " operations");
+        }
+    }
+
     @Test
     void shouldAnswerOtherPathsWith404() throws Exception {
         HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(metrics.url().replace("/metrics", "/x")))

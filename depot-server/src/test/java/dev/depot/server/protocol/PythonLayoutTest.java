@@ -28,7 +28,16 @@ class PythonLayoutTest {
         "ClientTableDescriptor", "dev.depot.core.clients.ClientTableDescriptor",
         "IndexEntryDescriptor", "dev.depot.core.index.IndexEntryDescriptor",
         "HeapBlockDescriptor", "dev.depot.core.heap.HeapBlockDescriptor",
+        "NotificationDescriptor", "dev.depot.core.notify.NotificationDescriptor",
+        "EventRecordDescriptor", "dev.depot.core.notify.EventRecordDescriptor",
         "Store", "dev.depot.core.store.Store");
+    /** Descriptors Python reads in full: every constant of theirs must have its mirror in _layout.py. */
+    private static final List<String> MIRRORED_IN_FULL = List.of("NotificationDescriptor", "EventRecordDescriptor");
+    /** Constants of format 1.2 in descriptors Python mirrors in part: the subscriber and the counters need them. */
+    private static final Map<String, List<String>> MIRRORED_SINCE_1_2 = Map.of(
+        "StoreHeaderDescriptor", List.of("NOTIFICATION_OFFSET_OFFSET", "NOTIFICATIONS_MINOR_VERSION", "MINOR_VERSION_OFFSET"),
+        "ClientTableDescriptor", List.of("CREATES_OFFSET", "GETS_OFFSET", "DELETES_OFFSET", "WAITS_OFFSET",
+            "WAKEUPS_OFFSET"));
     private static final Pattern CLASS = Pattern.compile("^class (\\w+):");
     private static final Pattern CONSTANT = Pattern.compile("^    ([A-Z][A-Z0-9_]*) = (0x[0-9A-Fa-f_]+|[0-9_]+)\\s*(#.*)?$");
 
@@ -99,6 +108,28 @@ class PythonLayoutTest {
     void shouldMirrorEveryEntryState() throws Exception {
         long mirrored = parse(layoutFile()).stream().filter(k -> k.pythonClass().equals("EntryState")).count();
         assertEquals(EntryState.values().length, mirrored, "every EntryState has its code in _layout.py");
+    }
+
+    @Test
+    void shouldMirrorEveryConstantOfTheNotificationRegionAndTheCounters() throws Exception {
+        List<Constant> constants = parse(layoutFile());
+        List<String> missing = new ArrayList<>();
+        for (String pythonClass : MIRRORED_IN_FULL) {
+            for (Field f : Class.forName(JAVA_CLASSES.get(pythonClass)).getDeclaredFields()) {
+                int m = f.getModifiers();
+                if (Modifier.isPublic(m) && Modifier.isStatic(m) && Modifier.isFinal(m)
+                    && (f.getType() == int.class || f.getType() == long.class) && !has(constants, pythonClass, f.getName())) {
+                    missing.add(pythonClass + "." + f.getName());
+                }
+            }
+        }
+        MIRRORED_SINCE_1_2.forEach((pythonClass, names) -> names.stream()
+            .filter(n -> !has(constants, pythonClass, n)).forEach(n -> missing.add(pythonClass + "." + n)));
+        assertEquals(List.of(), missing, "constants python/depot/_layout.py must mirror");
+    }
+
+    private static boolean has(List<Constant> constants, String pythonClass, String name) {
+        return constants.stream().anyMatch(k -> k.pythonClass().equals(pythonClass) && k.name().equals(name));
     }
 
     private static long javaValue(Class<?> type, String name, int line) throws IllegalAccessException {

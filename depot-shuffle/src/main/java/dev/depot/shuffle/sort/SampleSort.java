@@ -54,25 +54,186 @@ public final class SampleSort {
         return lo;
     }
 
+    /** -1 when {@code a < b} (signed), else 0, computed without a branch (Hacker's Delight, 2-12). */
+    static long lessMask(long a, long b) {
+        long d = a - b;
+        return (d ^ ((a ^ b) & (d ^ a))) >> 63;
+    }
+
+    /**
+     * The splitters padded with {@code Long.MAX_VALUE} to {@code 2^k - 1} entries, the shape
+     * {@link #classify} searches without branches.
+     */
+    static long[] searchTree(long[] splitters) {
+        int size = 1;
+        while (size - 1 < splitters.length) {
+            size <<= 1;
+        }
+        long[] padded = new long[size - 1];
+        java.util.Arrays.fill(padded, Long.MAX_VALUE);
+        System.arraycopy(splitters, 0, padded, 0, splitters.length);
+        return padded;
+    }
+
+    /**
+     * {@link #partitionOf} without a branch: a binary search of {@link #searchTree} whose steps are masks, so
+     * that random keys cost no mispredicted jumps (a mispredicted branch per value was most of the partition
+     * pass). Padding counts as a splitter only for {@code Long.MAX_VALUE} keys, hence the clamp.
+     */
+    static int classify(long key, long[] tree, int partitions) {
+        int p = 0;
+        for (int step = (tree.length + 1) >>> 1; step > 0; step >>>= 1) {
+            p += (int) (~lessMask(key, tree[p + step - 1]) & step);
+        }
+        return Math.min(p, partitions - 1);
+    }
+
     /** How many words fall in each partition. */
     public static long[] count(SortData type, MemorySegment words, long[] splitters) {
-        long[] counts = new long[splitters.length + 1];
+        int partitions = splitters.length + 1;
+        long[] tree = searchTree(splitters);
+        long[] counts = new long[partitions];
         long n = words.byteSize() / Long.BYTES;
-        for (long i = 0; i < n; i++) {
-            counts[partitionOf(type.key(words.getAtIndex(ValueLayout.JAVA_LONG, i)), splitters)]++;
+        if (type == SortData.FLOAT64) {
+            for (long i = 0; i < n; i++) {
+                counts[classify(SortData.floatKey(words.getAtIndex(ValueLayout.JAVA_LONG, i)), tree, partitions)]++;
+            }
+        } else {
+            for (long i = 0; i < n; i++) {
+                counts[classify(words.getAtIndex(ValueLayout.JAVA_LONG, i), tree, partitions)]++;
+            }
         }
         return counts;
     }
 
     /** Copies every word into its partition's segment (each sized by {@link #count}), in input order. */
     public static void scatter(SortData type, MemorySegment words, long[] splitters, MemorySegment[] out) {
+        int partitions = splitters.length + 1;
+        long[] tree = searchTree(splitters);
         long[] next = new long[out.length];
         long n = words.byteSize() / Long.BYTES;
         for (long i = 0; i < n; i++) {
             long w = words.getAtIndex(ValueLayout.JAVA_LONG, i);
-            int p = partitionOf(type.key(w), splitters);
+            int p = classify(type.key(w), tree, partitions);
             out[p].setAtIndex(ValueLayout.JAVA_LONG, next[p]++, w);
         }
+    }
+
+    /**
+     * Copies every word into {@code out}, where partition {@code p} starts after the {@code counts} of the
+     * partitions before it (as a map's object of layout {@code PER_MAP} holds them), in input order.
+     */
+    public static void scatter(SortData type, MemorySegment words, long[] splitters, long[] counts, MemorySegment out) {
+        int partitions = splitters.length + 1;
+        long[] tree = searchTree(splitters);
+        long[] next = new long[partitions];
+        for (int p = 1; p < partitions; p++) {
+            next[p] = next[p - 1] + counts[p - 1];
+        }
+        long n = words.byteSize() / Long.BYTES;
+        if (n > out.byteSize() / Long.BYTES) {
+            throw new IllegalArgumentException(n + " words do not fit in " + out.byteSize() + " bytes");
+        }
+        if (type == SortData.FLOAT64) {
+            for (long i = 0; i < n; i++) {
+                long w = words.getAtIndex(ValueLayout.JAVA_LONG, i);
+                out.setAtIndex(ValueLayout.JAVA_LONG, next[classify(SortData.floatKey(w), tree, partitions)]++, w);
+            }
+        } else {
+            for (long i = 0; i < n; i++) {
+                long w = words.getAtIndex(ValueLayout.JAVA_LONG, i);
+                out.setAtIndex(ValueLayout.JAVA_LONG, next[classify(w, tree, partitions)]++, w);
+            }
+        }
+    }
+
+    /**
+     * The partition pass for two partitions, in one pass with one branch-free comparison per word and each word
+     * written once: words whose key is below {@code splitter} fill {@code out} from the front (in input order),
+     * the others from the back (in reverse input order: they are sorted later anyway). Returns how many are
+     * below, the length of partition 0 in words.
+     */
+    public static long splitInTwo(SortData type, MemorySegment words, long splitter, MemorySegment out) {
+        long n = words.byteSize() / Long.BYTES;
+        if (n > out.byteSize() / Long.BYTES) {
+            throw new IllegalArgumentException(n + " words do not fit in " + out.byteSize() + " bytes");
+        }
+        long front = 0;
+        long back = n - 1;
+        if (type == SortData.FLOAT64) {
+            for (long i = 0; i < n; i++) {
+                long w = words.getAtIndex(ValueLayout.JAVA_LONG, i);
+                long below = lessMask(SortData.floatKey(w), splitter);       // -1 or 0
+                out.setAtIndex(ValueLayout.JAVA_LONG, (front & below) | (back & ~below), w);
+                front -= below;
+                back -= 1 + below;
+            }
+        } else {
+            for (long i = 0; i < n; i++) {
+                long w = words.getAtIndex(ValueLayout.JAVA_LONG, i);
+                long below = lessMask(w, splitter);
+                out.setAtIndex(ValueLayout.JAVA_LONG, (front & below) | (back & ~below), w);
+                front -= below;
+                back -= 1 + below;
+            }
+        }
+        return front;
+    }
+
+    /**
+     * The partition pass of a worker that keeps its own partition, for two partitions: partitions
+     * {@code words} in place with one branch-free comparison per word (a Lomuto pass whose swap is
+     * unconditional), the words of partition {@code own} (0: keys below {@code splitter}, 1: the others) to the
+     * front. Returns how many there are; the rest, the other partition's, follow them.
+     */
+    public static long partitionInPlace(SortData type, MemorySegment words, long splitter, int own) {
+        long n = words.byteSize() / Long.BYTES;
+        long flip = own == 0 ? 0 : -1;  // turns "below" into "not below" for partition 1
+        long kept = 0;
+        if (type == SortData.FLOAT64) {
+            for (long i = 0; i < n; i++) {
+                long w = words.getAtIndex(ValueLayout.JAVA_LONG, i);
+                long mine = lessMask(SortData.floatKey(w), splitter) ^ flip;   // -1 or 0
+                // words [kept, i) are the other partition's: swapping keeps that true whatever w is
+                words.setAtIndex(ValueLayout.JAVA_LONG, i, words.getAtIndex(ValueLayout.JAVA_LONG, kept));
+                words.setAtIndex(ValueLayout.JAVA_LONG, kept, w);
+                kept -= mine;
+            }
+        } else {
+            for (long i = 0; i < n; i++) {
+                long w = words.getAtIndex(ValueLayout.JAVA_LONG, i);
+                long mine = lessMask(w, splitter) ^ flip;
+                words.setAtIndex(ValueLayout.JAVA_LONG, i, words.getAtIndex(ValueLayout.JAVA_LONG, kept));
+                words.setAtIndex(ValueLayout.JAVA_LONG, kept, w);
+                kept -= mine;
+            }
+        }
+        return kept;
+    }
+
+    /**
+     * The partition pass of a worker that keeps its own partition, for any number of partitions: moves the
+     * words of partition {@code own} to the front of {@code words} (in input order) and copies every other word
+     * into {@code out[p]} of its partition (sized by {@link #count}; {@code out[own]} is not used), each word
+     * written once. Returns how many words were kept.
+     */
+    public static long scatterKeeping(SortData type, MemorySegment words, long[] splitters, int own,
+                                      MemorySegment[] out) {
+        int partitions = splitters.length + 1;
+        long[] tree = searchTree(splitters);
+        long[] next = new long[partitions];
+        long n = words.byteSize() / Long.BYTES;
+        long kept = 0;
+        for (long i = 0; i < n; i++) {
+            long w = words.getAtIndex(ValueLayout.JAVA_LONG, i);
+            int p = classify(type.key(w), tree, partitions);
+            if (p == own) {
+                words.setAtIndex(ValueLayout.JAVA_LONG, kept++, w);  // kept <= i: never a word not yet read
+            } else {
+                out[p].setAtIndex(ValueLayout.JAVA_LONG, next[p]++, w);
+            }
+        }
+        return kept;
     }
 
     /** A heap array of the type ({@code double[]} or {@code long[]}) of {@code n} values, as a segment. */
@@ -100,6 +261,30 @@ public final class SampleSort {
             at += s.byteSize();
         }
         return out;
+    }
+
+    /**
+     * Appends the slices behind the first {@code keptBytes} of {@code work} (the worker's own part, which
+     * stayed there) and returns the whole partition, ready for {@link #sortInPlace}; when it does not fit, a
+     * new array gets the kept part and the slices.
+     */
+    public static MemorySegment gatherAfter(SortData type, MemorySegment work, long keptBytes,
+                                            List<MemorySegment> slices) {
+        long bytes = keptBytes;
+        for (MemorySegment s : slices) {
+            bytes += s.byteSize();
+        }
+        MemorySegment out = work;
+        if (bytes > work.byteSize()) {
+            out = newArray(type, bytes / Long.BYTES);
+            MemorySegment.copy(work, 0, out, 0, keptBytes);
+        }
+        long at = keptBytes;
+        for (MemorySegment s : slices) {
+            MemorySegment.copy(s, 0, out, at, s.byteSize());
+            at += s.byteSize();
+        }
+        return out.asSlice(0, bytes);
     }
 
     /** As {@link #gather(SortData, List, MemorySegment)} into a new array. */

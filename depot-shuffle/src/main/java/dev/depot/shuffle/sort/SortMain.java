@@ -9,7 +9,6 @@ import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -18,6 +17,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Stream;
 
 /**
@@ -27,12 +27,12 @@ import java.util.stream.Stream;
  *
  * <pre>
  *  depot sort [--count 1e8] [--workers N] [--dtype float64|int64] [--json] [--seed S] [--specials]
- *             [--runs single,1,N]
+ *             [--runs single,1,N] [--no-pretouch]
  * </pre>
  */
 public final class SortMain {
     static final String USAGE = "usage: depot sort [--count 1e8] [--workers N] [--dtype float64|int64] [--json]"
-        + " [--seed S] [--specials] [--runs single,1,N]";
+        + " [--seed S] [--specials] [--runs single,1,N] [--no-pretouch]";
 
     static final String HELP = USAGE + """
 
@@ -45,17 +45,21 @@ public final class SortMain {
           --dtype T      float64 (default) or int64
           --runs LIST    what to run, e.g. single,1,4 (default: single,1,N)
           --specials     mix in NaN, -0.0, infinities and duplicates
+          --no-pretouch  workers do not touch the store's pages before the timed part (saves a pass over
+                         memory in big runs; the first touches are then timed, in partition and shuffle)
           --seed S       the data's seed (default 1)
           --json         one JSON object instead of the table""";
 
     /** Settings of one demo run. */
-    record Settings(long count, int workers, SortData type, long seed, boolean specials, boolean json, Set<String> runs) {
+    record Settings(long count, int workers, SortData type, long seed, boolean specials, boolean json, Set<String> runs,
+                    boolean preTouch) {
         static Settings parse(String[] args) {
             long count = 100_000_000L;
             int workers = Math.max(2, Runtime.getRuntime().availableProcessors());
             SortData type = SortData.FLOAT64;
             long seed = 1;
             boolean specials = false;
+            boolean preTouch = true;
             boolean json = false;
             String runs = null;
             for (int i = 0; i < args.length; i++) {
@@ -67,6 +71,7 @@ public final class SortMain {
                     case "--seed" -> seed = Long.parseLong(value(args, ++i, a));
                     case "--runs" -> runs = value(args, ++i, a);
                     case "--specials" -> specials = true;
+                    case "--no-pretouch" -> preTouch = false;
                     case "--json" -> json = true;
                     default -> throw new IllegalArgumentException("unknown option '" + a + "'\n" + USAGE);
                 }
@@ -81,7 +86,7 @@ public final class SortMain {
                         + " got '" + run + "'\n" + USAGE);
                 }
             }
-            return new Settings(count, workers, type, seed, specials, json, r);
+            return new Settings(count, workers, type, seed, specials, json, r, preTouch);
         }
 
         private static String value(String[] args, int i, String option) {
@@ -162,10 +167,16 @@ public final class SortMain {
     private static SortReport.Run depot(Settings s, int workers) throws InterruptedException {
         long start = System.nanoTime();
         Path dir = Path.of("/dev/shm", "depot-sort-" + UUID.randomUUID());
-        long capacity = s.dataBytes() + s.dataBytes() / 32 + (64L << 20) + (long) workers * workers * (64 << 10);
-        Thread cleanup = new Thread(() -> deleteTree(dir), "depot-sort-cleanup");
+        // The store holds what crosses between workers: a worker's own partition stays in its heap, so about
+        // (N - 1)/N of the data, plus a margin for the splitters' rank error and a partition's metadata.
+        long capacity = s.dataBytes() / workers * (workers - 1) + s.dataBytes() / 32 + (64L << 20)
+            + (long) workers * workers * (64 << 10);
+        List<WorkerProcess> procs = new CopyOnWriteArrayList<>();
+        Thread cleanup = new Thread(() -> {  // on SIGTERM or Ctrl-C: no worker outlives the driver, no store stays
+            procs.forEach(WorkerProcess::close);
+            deleteTree(dir);
+        }, "depot-sort-cleanup");
         Runtime.getRuntime().addShutdownHook(cleanup);
-        List<WorkerProcess> procs = new ArrayList<>();
         try (DepotServer server = DepotServer.start(ServerConfig.defaults().withDirectory(dir).withCapacity(capacity)
                 .withControlSocket(false), msg -> { });
              MemorySampler mem = new MemorySampler(dir)) {
@@ -181,7 +192,7 @@ public final class SortMain {
                         WorkerProcess p = WorkerProcess.start("worker-" + w, share * 5 / 2 + (256L << 20), 0,
                             List.of("depot", dir.toString(), id, Integer.toString(w), Integer.toString(workers),
                                 Long.toString(s.count()), s.type().name().toLowerCase(), Long.toString(s.seed()),
-                                Boolean.toString(s.specials())));
+                                Boolean.toString(s.specials()), Boolean.toString(s.preTouch())));
                         procs.add(p);
                         mem.watch(p.pid());
                     }

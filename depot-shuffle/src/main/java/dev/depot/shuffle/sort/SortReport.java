@@ -11,19 +11,25 @@ import java.util.Map;
 final class SortReport {
     /** Cores of the machine the estimate is worked out for (Plasma's demo machine). */
     static final int ESTIMATE_CORES = 20;
-    static final String[] PHASES = {"generate", "partition", "shuffle", "sort", "verify"};
+    static final String[] PHASES = {"generate", "prepare", "sample", "partition", "shuffle", "sort", "verify"};
+    /** The phases {@code sort s} times (the single process has only "sort"). */
+    static final String[] TIMED_PHASES = {"sample", "partition", "shuffle", "sort"};
 
     /**
      * One configuration's figures.
      *
      * @param label     "single", or the number of workers
      * @param sortS     the sort itself: {@code Arrays.sort} for the single process; for Depot, from the moment
-     *                  every worker had the splitters to the end of the last local sort (partition + shuffle +
-     *                  local sort): generation and verification are outside it in both
+     *                  the last worker had generated its values and touched its memory to the end of the last
+     *                  local sort (sample + partition + shuffle + local sort): generation and verification are
+     *                  outside it in both
      * @param phasesS   per phase, the slowest worker's seconds
+     * @param sortCpuS  CPU seconds (user and system) of what {@code sortS} times: for Depot the largest sum over
+     *                  one worker of its timed phases. Where other programs share the cores, it is what the sort
+     *                  would take on idle ones, waits excluded.
      */
-    record Run(String label, int workers, long count, double wallS, double sortS, long shuffledBytes, long peakBytes,
-               Map<String, Double> phasesS, long checksumIn, long checksumOut, boolean sorted) {
+    record Run(String label, int workers, long count, double wallS, double sortS, double sortCpuS, long shuffledBytes,
+               long peakBytes, Map<String, Double> phasesS, long checksumIn, long checksumOut, boolean sorted) {
         static Run of(String label, int workers, List<Map<String, String>> results, double wallS, long peakBytes,
                       SortMain.Settings s) {
             long count = 0;
@@ -31,11 +37,17 @@ final class SortReport {
             long out = 0;
             long shuffled = 0;
             boolean sorted = true;
-            long started = Long.MAX_VALUE;
+            long started = 0;
             long ended = 0;
             Long previousLast = null;
             Map<String, Double> phases = new LinkedHashMap<>();
+            double cpu = 0;
             for (Map<String, String> r : results) {
+                double mine = 0;
+                for (String p : TIMED_PHASES) {
+                    mine += Long.parseLong(r.getOrDefault(p + "_cpu_ms", "0")) / 1e3;
+                }
+                cpu = Math.max(cpu, mine);
                 long n = Long.parseLong(r.get("count"));
                 count += n;
                 in += Long.parseLong(r.get("in"));
@@ -48,17 +60,18 @@ final class SortReport {
                     previousLast = Long.parseLong(r.get("last"));
                 }
                 if (r.containsKey("started_at")) {
-                    started = Math.min(started, Long.parseLong(r.get("started_at")));
+                    started = Math.max(started, Long.parseLong(r.get("started_at")));
                 }
                 ended = Math.max(ended, Long.parseLong(r.get("sorted_at")));
                 for (String p : PHASES) {
                     if (r.containsKey(p + "_ms")) {
                         phases.merge(p, Long.parseLong(r.get(p + "_ms")) / 1e3, Math::max);
+                        phases.merge(p + "_cpu", Long.parseLong(r.getOrDefault(p + "_cpu_ms", "0")) / 1e3, Math::max);
                     }
                 }
             }
             double sortS = workers == 0 ? phases.get("sort") : (ended - started) / 1e3;
-            return new Run(label, workers, count, wallS, sortS, shuffled, peakBytes, phases, in, out,
+            return new Run(label, workers, count, wallS, sortS, cpu, shuffled, peakBytes, phases, in, out,
                 sorted && count == s.count());
         }
 
@@ -111,10 +124,17 @@ final class SortReport {
         return base == null || r.sortS() <= 0 ? Double.NaN : base.sortS() / r.sortS();
     }
 
+    /** As {@link #speedup} on CPU seconds: the speed-up on idle cores when the machine is shared. */
+    double cpuSpeedup(Run r) {
+        Run base = single();
+        return base == null || r.sortCpuS() <= 0 ? Double.NaN : base.sortCpuS() / r.sortCpuS();
+    }
+
     /**
-     * Seconds the widest run's sort would take on {@link #ESTIMATE_CORES} workers, from its phases: partitioning
-     * scales with values per worker and the depth of the splitter search, the shuffle copy with bytes per worker
-     * (if memory bandwidth keeps up: see {@link #estimateCopyRate}), the local sort with n log n per worker.
+     * Seconds the widest run's sort would take on {@link #ESTIMATE_CORES} workers, from its phases: sampling as
+     * measured (its size does not grow with the data), partitioning with values per worker times the
+     * {@link #partitionCost compares per value}, the shuffle copy with bytes per worker (if memory bandwidth
+     * keeps up: see {@link #estimateCopyRate}), the local sort with n log n per worker.
      */
     Map<String, Double> estimate() {
         Run r = widest();
@@ -123,13 +143,25 @@ final class SortReport {
         }
         double n = (double) settings.count() / r.workers();
         double n20 = (double) settings.count() / ESTIMATE_CORES;
-        double depth = (log2(r.workers()) + 1);
         Map<String, Double> e = new LinkedHashMap<>();
-        e.put("partition", r.phasesS().get("partition") * (n20 / n) * (log2(ESTIMATE_CORES) + 1) / depth);
+        e.put("sample", r.phasesS().get("sample"));
+        e.put("partition", r.phasesS().get("partition") * (n20 / n) * partitionCost(ESTIMATE_CORES)
+            / partitionCost(r.workers()));
         e.put("shuffle", r.phasesS().get("shuffle") * (n20 / n));
         e.put("sort", r.phasesS().get("sort") * (n20 * log2(n20)) / (n * log2(Math.max(2, n))));
-        e.put("total", e.get("partition") + e.get("shuffle") + e.get("sort"));
+        e.put("total", e.get("sample") + e.get("partition") + e.get("shuffle") + e.get("sort"));
         return e;
+    }
+
+    /**
+     * Compares per value of the partition pass: none for one partition (a copy, counted as 1), one for two
+     * ({@link SampleSort#splitInTwo}), and for more a counting pass and a scattering pass of
+     * {@code ceil(log2 P)} compares each ({@link SampleSort#count}, {@link SampleSort#scatter}). Counting compares
+     * overstates the cost of wide partitions (the value's read and write cost the same whatever P), so the
+     * estimate is on the slow side.
+     */
+    static int partitionCost(int partitions) {
+        return partitions <= 2 ? 1 : 2 * (32 - Integer.numberOfLeadingZeros(partitions - 1));
     }
 
     /** Bytes per second all {@link #ESTIMATE_CORES} workers together would copy out of the shuffle in the estimate. */
@@ -146,16 +178,18 @@ final class SortReport {
     void print(PrintStream out) {
         out.printf(Locale.ROOT, "%ndepot sort: %,d %s values (%s), %d core(s)%n%n", settings.count(),
             settings.type().name().toLowerCase(), bytes(settings.dataBytes()), Runtime.getRuntime().availableProcessors());
-        out.printf(Locale.ROOT, "%-30s %9s %9s %9s %11s %22s%n", "run", "wall s", "sort s", "speed-up", "shuffled",
-            "peak memory");
+        out.printf(Locale.ROOT, "%-30s %9s %9s %9s %9s %9s %11s %22s%n", "run", "wall s", "sort s", "speed-up",
+            "cpu s", "cpu x", "shuffled", "peak memory");
         for (Run r : runs) {
-            out.printf(Locale.ROOT, "%-30s %9.2f %9.2f %8.2fx %11s %10s (%4.2fx data)%n", r.title(), r.wallS(), r.sortS(),
-                speedup(r), r.workers() == 0 ? "-" : bytes(r.shuffledBytes()), bytes(r.peakBytes()),
-                (double) r.peakBytes() / settings.dataBytes());
+            out.printf(Locale.ROOT, "%-30s %9.2f %9.2f %8.2fx %9.2f %8.2fx %11s %10s (%4.2fx data)%n", r.title(), r.wallS(),
+                r.sortS(), speedup(r), r.sortCpuS(), cpuSpeedup(r), r.workers() == 0 ? "-" : bytes(r.shuffledBytes()),
+                bytes(r.peakBytes()), (double) r.peakBytes() / settings.dataBytes());
         }
         out.println();
-        out.println("sort s: Arrays.sort alone for the single process; for Depot, from splitters known to the last local"
-            + " sort done (partition + shuffle + local sort). speed-up: single-process sort s / sort s.");
+        out.println("sort s: Arrays.sort alone for the single process; for Depot, from the last worker ready (values"
+            + " generated, memory touched) to the last local sort done (sample + partition + shuffle + local sort)."
+            + " speed-up: single-process sort s / sort s. cpu s: the CPU time (user + system) of the same steps, for"
+            + " Depot of its busiest worker; cpu x: the speed-up by it, what idle cores would give on a shared machine.");
         out.println("peak memory: the store file plus every process's private PSS, sampled every 100 ms.");
         Run any = runs.isEmpty() ? null : runs.getFirst();
         out.printf(Locale.ROOT, "verified: %s%n", verified()
@@ -166,18 +200,20 @@ final class SortReport {
         if (w != null) {
             StringBuilder sb = new StringBuilder("time split (" + w.title() + ", slowest worker per phase):");
             for (String p : PHASES) {
-                sb.append(String.format(Locale.ROOT, " %s %.2f s,", p.equals("sort") ? "local sort" : p, w.phasesS().get(p)));
+                sb.append(String.format(Locale.ROOT, " %s %.2f s (cpu %.2f s),", p.equals("sort") ? "local sort" : p,
+                    w.phasesS().get(p), w.phasesS().get(p + "_cpu")));
             }
             out.println(sb.substring(0, sb.length() - 1));
             Map<String, Double> e = estimate();
             Run base = single();
-            out.printf(Locale.ROOT, "%d-core estimate: partition %.2f s x %d/%d (values per worker) x (log2 %d + 1)/(log2 %d + 1)"
-                    + " = %.2f s; shuffle %.2f s x %d/%d = %.2f s (%s/s copied by all, if memory bandwidth holds);"
-                    + " local sort %.2f s x n log n = %.2f s; total %.2f s%s%n",
-                ESTIMATE_CORES, w.phasesS().get("partition"), w.workers(), ESTIMATE_CORES, ESTIMATE_CORES, w.workers(),
-                e.get("partition"), w.phasesS().get("shuffle"), w.workers(), ESTIMATE_CORES, e.get("shuffle"),
-                bytes((long) estimateCopyRate()), w.phasesS().get("sort"), e.get("sort"), e.get("total"),
-                base == null ? "" : String.format(Locale.ROOT, ", %.1fx the single-process sort", base.sortS() / e.get("total")));
+            out.printf(Locale.ROOT, "%d-core estimate: sample %.2f s; partition %.2f s x %d/%d (values per worker)"
+                    + " x %d/%d (compares per value) = %.2f s; shuffle %.2f s x %d/%d = %.2f s (%s/s copied by all,"
+                    + " if memory bandwidth holds); local sort %.2f s x n log n = %.2f s; total %.2f s%s%n",
+                ESTIMATE_CORES, e.get("sample"), w.phasesS().get("partition"), w.workers(), ESTIMATE_CORES,
+                partitionCost(ESTIMATE_CORES), partitionCost(w.workers()), e.get("partition"), w.phasesS().get("shuffle"),
+                w.workers(), ESTIMATE_CORES, e.get("shuffle"), bytes((long) estimateCopyRate()), w.phasesS().get("sort"),
+                e.get("sort"), e.get("total"), base == null ? ""
+                    : String.format(Locale.ROOT, ", %.1fx the single-process sort", base.sortS() / e.get("total")));
         }
     }
 
@@ -217,6 +253,9 @@ final class SortReport {
         field(sb, "depot_s", w == null ? null : num(w.sortS()));
         field(sb, "depot_1_worker_s", one == null ? null : num(one.sortS()));
         field(sb, "speedup", w == null ? null : num(speedup(w)));
+        field(sb, "single_process_cpu_s", base == null ? null : num(base.sortCpuS()));
+        field(sb, "depot_cpu_s", w == null ? null : num(w.sortCpuS()));
+        field(sb, "cpu_speedup", w == null ? null : num(cpuSpeedup(w)));
         field(sb, "verified", verified());
         field(sb, "bytes_shuffled", w == null ? null : w.shuffledBytes());
         field(sb, "peak_memory_bytes", runs.stream().mapToLong(Run::peakBytes).max().orElse(0));
@@ -234,6 +273,7 @@ final class SortReport {
             field(o, "wall_s", num(r.wallS()));
             field(o, "sort_s", num(r.sortS()));
             field(o, "speedup", num(speedup(r)));
+            field(o, "sort_cpu_s", num(r.sortCpuS()));
             field(o, "bytes_shuffled", r.shuffledBytes());
             field(o, "peak_memory_bytes", r.peakBytes());
             field(o, "verified", r.verified());

@@ -5,6 +5,8 @@ import dev.depot.shuffle.Shuffle;
 import dev.depot.shuffle.ShuffleReader;
 import dev.depot.shuffle.ShuffleWriter;
 import java.lang.foreign.MemorySegment;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -18,10 +20,11 @@ import java.util.Map;
  * <ul>
  * <li>{@code single COUNT DTYPE SEED SPECIALS}: the baseline: generates all values into one array and sorts
  *     it with {@code Arrays.sort}.</li>
- * <li>{@code depot DIR SHUFFLE WORKER WORKERS COUNT DTYPE SEED SPECIALS}: one worker of the sample sort:
- *     generates its share (off-heap), publishes samples through the shuffle {@code SHUFFLE-samples}, partitions
- *     its share by the splitters straight into shuffle {@code SHUFFLE}, gathers its partition from every worker
- *     into the same work array, sorts it, checks it.</li>
+ * <li>{@code depot DIR SHUFFLE WORKER WORKERS COUNT DTYPE SEED SPECIALS PRETOUCH}: one worker of the sample sort:
+ *     generates its share into its work array, publishes samples through the shuffle {@code SHUFFLE-samples},
+ *     partitions its share by the splitters (its own partition stays in the work array, the others' go into its
+ *     map's object of shuffle {@code SHUFFLE}), appends the other maps' slices of its partition behind its own
+ *     part, sorts it, checks it.</li>
  * </ul>
  */
 public final class SortWorker {
@@ -29,7 +32,11 @@ public final class SortWorker {
     static final long WAIT_MILLIS = 30 * 60_000L;
 
     private final Map<String, Object> result = new LinkedHashMap<>();
+    /** CPU time of this thread (user and system, page faults included) per phase: robust to a loaded machine. */
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
     private long phaseStart = System.nanoTime();
+    private long phaseCpuStart = THREADS.getCurrentThreadCpuTime();
 
     private SortWorker() {
     }
@@ -40,7 +47,8 @@ public final class SortWorker {
             case "single" -> w.single(Long.parseLong(args[1]), SortData.parse(args[2]), Long.parseLong(args[3]),
                 Boolean.parseBoolean(args[4]));
             case "depot" -> w.depot(Path.of(args[1]), args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]),
-                Long.parseLong(args[5]), SortData.parse(args[6]), Long.parseLong(args[7]), Boolean.parseBoolean(args[8]));
+                Long.parseLong(args[5]), SortData.parse(args[6]), Long.parseLong(args[7]), Boolean.parseBoolean(args[8]),
+                Boolean.parseBoolean(args[9]));
             default -> throw new IllegalArgumentException("role is single or depot, got " + args[0]);
         }
         StringBuilder line = new StringBuilder("result");
@@ -50,8 +58,11 @@ public final class SortWorker {
 
     private void phase(String name) {
         long now = System.nanoTime();
+        long cpu = THREADS.getCurrentThreadCpuTime();
         result.put(name + "_ms", (now - phaseStart) / 1_000_000);
+        result.put(name + "_cpu_ms", (cpu - phaseCpuStart) / 1_000_000);
         phaseStart = now;
+        phaseCpuStart = cpu;
     }
 
     private void single(long count, SortData type, long seed, boolean specials) {
@@ -80,7 +91,7 @@ public final class SortWorker {
     }
 
     private void depot(Path dir, String shuffleId, int worker, int workers, long count, SortData type, long seed,
-                       boolean specials) {
+                       boolean specials, boolean preTouch) {
         try (DepotClient client = DepotClient.open(dir);
              Shuffle samples = Shuffle.open(client, shuffleId + "-samples", WAIT_MILLIS);
              Shuffle data = Shuffle.open(client, shuffleId, WAIT_MILLIS)) {
@@ -88,18 +99,24 @@ public final class SortWorker {
             long from = SortData.firstValueOf(count, worker, workers);
             long to = SortData.firstValueOf(count, worker + 1, workers);
             long[] splitters;
-            // One array for this worker's values, first its share of the input, then its sorted partition:
-            // memory touched once, before the sort is timed, and no more than the share plus a margin.
+            // One array for this worker's values, first its share of the input, then its partition: memory
+            // touched once, before the sort is timed, and no more than the share plus a margin (the splitters'
+            // rank error; a partition that does not fit gets a new array).
             long share = to - from;
-            MemorySegment work = SampleSort.newArray(type, Math.min(Integer.MAX_VALUE - 8L, share + share / 8 + 1024));
+            MemorySegment work = SampleSort.newArray(type, Math.min(Integer.MAX_VALUE - 8L, share + share / 16 + 1024));
             MemorySegment mine = work.asSlice(0, share * Long.BYTES);
             result.put("in", type.generate(seed, from, to, specials, mine));
-            // The map's object has its final size already (its share); only the split waits for the splitters.
-            // Creating and touching it now keeps this process's first touch of those store pages out of the
-            // timed sort, as the baseline's first touch of its array is.
-            ShuffleWriter w = data.writer(worker, share * Long.BYTES);
-            w.data().fill((byte) 0);
             phase("generate");
+
+            // What the timed part touches is touched now, as the baseline's array is while it is generated:
+            // every page of the store heap, where this map's object and the other maps' slices for this
+            // partition will be. A first touch through a new mapping costs microseconds per page here; in the
+            // timed part it would be counted against Depot, and a long-lived store's heap is touched once per
+            // process.
+            result.put("touched_pages", preTouch ? client.store().preTouchHeap() : 0);
+            phase("prepare");
+            // The timed sort starts when every worker is here (the last one's started_at): all the data exists.
+            result.put("started_at", System.currentTimeMillis());
 
             long[] keys = SampleSort.sampleKeys(type, mine, SampleSort.SAMPLES_PER_WORKER, seed + worker);
             samples.writeMap(worker, List.of(MemorySegment.ofArray(keys)));
@@ -108,27 +125,41 @@ public final class SortWorker {
                 splitters = SampleSort.splitters(all, workers);
             }
             phase("sample");
-            result.put("started_at", System.currentTimeMillis());
 
-            long[] counts = SampleSort.count(type, mine, splitters);
+            // This worker's own partition stays in its work array (moved to the front); only the other
+            // partitions' values go into its map's object, each written once. Its own slice there is empty.
             long[] bytes = new long[workers];
-            MemorySegment[] out = new MemorySegment[workers];
-            long offset = 0;
-            for (int p = 0; p < workers; p++) {
-                bytes[p] = counts[p] * Long.BYTES;
-                out[p] = w.data().asSlice(offset, bytes[p]);
-                offset += bytes[p];
+            long kept;
+            if (workers == 1) {
+                kept = share;
+                data.writer(worker, bytes).commit();
+            } else if (workers == 2) {
+                kept = SampleSort.partitionInPlace(type, mine, splitters[0], worker);
+                bytes[1 - worker] = (share - kept) * Long.BYTES;
+                try (ShuffleWriter w = data.writer(worker, bytes)) {
+                    MemorySegment.copy(mine, kept * Long.BYTES, w.partition(1 - worker), 0, bytes[1 - worker]);
+                    w.commit();
+                }
+            } else {
+                long[] counts = SampleSort.count(type, mine, splitters);
+                for (int p = 0; p < workers; p++) {
+                    bytes[p] = p == worker ? 0 : counts[p] * Long.BYTES;
+                }
+                try (ShuffleWriter w = data.writer(worker, bytes)) {
+                    MemorySegment[] out = new MemorySegment[workers];
+                    for (int p = 0; p < workers; p++) {
+                        out[p] = w.partition(p);
+                    }
+                    kept = SampleSort.scatterKeeping(type, mine, splitters, worker, out);
+                    w.commit();
+                }
             }
-            try (w) {
-                SampleSort.scatter(type, mine, splitters, out);
-                w.commit(bytes);
-            }
-            result.put("shuffled", share * Long.BYTES);
+            result.put("shuffled", (share - kept) * Long.BYTES);
             phase("partition");
 
             MemorySegment part;
-            try (ShuffleReader r = data.reader(worker, WAIT_MILLIS)) {
-                part = SampleSort.gather(type, r.slices(), work);  // the input is in the shuffle now: overwrite it
+            try (ShuffleReader r = data.reader(worker, WAIT_MILLIS)) {  // waits for the other maps' commits
+                part = SampleSort.gatherAfter(type, work, kept * Long.BYTES, r.slices());
             }
             phase("shuffle");
             SampleSort.sortInPlace(part);

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** The sample sort's steps give exactly Arrays.sort's order, with duplicates, NaNs (any payload) and ±0.0. */
+/** The sample sort's steps give Arrays.sort's order, with duplicates, NaNs (any payload) and ±0.0. */
 class SampleSortTest {
     private static final double[] SPECIAL = {Double.NaN, Double.longBitsToDouble(0xfff8_0000_0000_0001L), -0.0, 0.0,
         Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, Double.MIN_VALUE, -Double.MIN_VALUE, 1.0, 1.0, -1.0};
@@ -23,11 +23,18 @@ class SampleSortTest {
     private static MemorySegment sampleSort(SortData type, MemorySegment input, int partitions) {
         long[] splitters = SampleSort.splitters(SampleSort.sampleKeys(type, input, 64, 3), partitions);
         long[] counts = SampleSort.count(type, input, splitters);
-        MemorySegment[] out = new MemorySegment[partitions];
-        for (int p = 0; p < partitions; p++) {
-            out[p] = MemorySegment.ofArray(new long[(int) counts[p]]);
+        MemorySegment all = MemorySegment.ofArray(new long[(int) (input.byteSize() / Long.BYTES)]);
+        if (partitions == 2) {  // the workers' kernel for two
+            assertEquals(counts[0], SampleSort.splitInTwo(type, input, splitters[0], all));
+        } else {
+            SampleSort.scatter(type, input, splitters, counts, all);
         }
-        SampleSort.scatter(type, input, splitters, out);
+        MemorySegment[] out = new MemorySegment[partitions];
+        long at = 0;
+        for (int p = 0; p < partitions; p++) {
+            out[p] = all.asSlice(at, counts[p] * Long.BYTES);
+            at += counts[p] * Long.BYTES;
+        }
         List<MemorySegment> sorted = new ArrayList<>();
         for (MemorySegment o : out) {
             MemorySegment part = SampleSort.gather(type, List.of(o));
@@ -48,11 +55,20 @@ class SampleSortTest {
         double[] expected = input.clone();
         Arrays.sort(expected);
         MemorySegment got = sampleSort(SortData.FLOAT64, MemorySegment.ofArray(input), partitions);
-        long[] gotBits = got.toArray(ValueLayout.JAVA_LONG);
-        long[] expectedBits = MemorySegment.ofArray(expected).toArray(ValueLayout.JAVA_LONG);
-        assertArrayEquals(expectedBits, gotBits, "bit for bit, -0.0 before 0.0, NaNs last with their payloads");
+        // Keys are the bits for every value but NaNs, which all get NaN's one key: so this is bit for bit (-0.0
+        // before 0.0) but for the order of NaNs of different payloads among themselves, which Double.compare
+        // (all NaNs equal) leaves open; the checksum of the raw bits shows every payload is still there.
+        assertArrayEquals(keys(MemorySegment.ofArray(expected)), keys(got), "Arrays.sort's order");
         assertEquals(-1, SampleSort.firstDisorder(SortData.FLOAT64, got));
         assertEquals(SampleSort.checksum(MemorySegment.ofArray(input)), SampleSort.checksum(got));
+    }
+
+    private static long[] keys(MemorySegment words) {
+        long[] k = words.toArray(ValueLayout.JAVA_LONG);
+        for (int i = 0; i < k.length; i++) {
+            k[i] = SortData.FLOAT64.key(k[i]);
+        }
+        return k;
     }
 
     @ParameterizedTest
@@ -78,6 +94,178 @@ class SampleSortTest {
                 assertEquals(Integer.signum(Double.compare(a, b)), Integer.signum(Long.compare(ka, kb)), a + " vs " + b);
             }
         }
+    }
+
+    @Test
+    void shouldCompareWithoutABranchAsSignedLessThanAtTheExtremes() {
+        long[] edge = {Long.MIN_VALUE, Long.MIN_VALUE + 1, -2, -1, 0, 1, 2, Long.MAX_VALUE - 1, Long.MAX_VALUE};
+        SplittableRandom rnd = new SplittableRandom(4);
+        long[] values = new long[edge.length + 200];
+        System.arraycopy(edge, 0, values, 0, edge.length);
+        for (int i = edge.length; i < values.length; i++) {
+            values[i] = rnd.nextLong();
+        }
+        for (long a : values) {
+            for (long b : values) {
+                assertEquals(a < b ? -1 : 0, SampleSort.lessMask(a, b), a + " < " + b);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2, 3, 4, 5, 8, 9, 20})
+    void shouldClassifyWithoutBranchesAsTheBinarySearchDoes(int partitions) {
+        SplittableRandom rnd = new SplittableRandom(partitions);
+        long[] samples = new long[64];
+        for (int i = 0; i < samples.length; i++) {
+            samples[i] = rnd.nextInt(4) == 0 ? SortData.INT64.special(i) : rnd.nextLong(-50, 50);
+        }
+        long[] splitters = SampleSort.splitters(samples, partitions);
+        long[] tree = SampleSort.searchTree(splitters);
+        for (int i = 0; i < 2000; i++) {
+            long key = i % 3 == 0 ? SortData.INT64.special(i) : rnd.nextLong(-60, 60);
+            assertEquals(SampleSort.partitionOf(key, splitters), SampleSort.classify(key, tree, partitions),
+                key + " among " + Arrays.toString(splitters));
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {2, 3, 7})
+    void shouldPartitionIntoOneMapObjectAsIntoSeparateSlices(int partitions) {
+        SplittableRandom rnd = new SplittableRandom(11);
+        double[] input = new double[3000];
+        for (int i = 0; i < input.length; i++) {
+            input[i] = rnd.nextInt(3) == 0 ? SPECIAL[rnd.nextInt(SPECIAL.length)] : rnd.nextInt(40) - 20.0;
+        }
+        MemorySegment words = MemorySegment.ofArray(input);
+        long[] splitters = SampleSort.splitters(SampleSort.sampleKeys(SortData.FLOAT64, words, 64, 2), partitions);
+        long[] counts = SampleSort.count(SortData.FLOAT64, words, splitters);
+        MemorySegment[] separate = new MemorySegment[partitions];
+        for (int p = 0; p < partitions; p++) {
+            separate[p] = MemorySegment.ofArray(new long[(int) counts[p]]);
+        }
+        SampleSort.scatter(SortData.FLOAT64, words, splitters, separate);
+        MemorySegment one = MemorySegment.ofArray(new long[input.length]);
+        SampleSort.scatter(SortData.FLOAT64, words, splitters, counts, one);
+        long at = 0;
+        for (int p = 0; p < partitions; p++) {
+            assertArrayEquals(separate[p].toArray(ValueLayout.JAVA_LONG),
+                one.asSlice(at, counts[p] * Long.BYTES).toArray(ValueLayout.JAVA_LONG), "partition " + p);
+            at += counts[p] * Long.BYTES;
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"FLOAT64", "INT64"})
+    void shouldSplitInTwoWithTheLowerPartitionInFrontAndTheSameValuesAsTheGeneralPass(String name) {
+        SortData type = SortData.valueOf(name);
+        SplittableRandom rnd = new SplittableRandom(5);
+        long[] input = new long[4001];
+        for (int i = 0; i < input.length; i++) {
+            input[i] = i % 4 == 0 ? type.special(i) : type == SortData.FLOAT64
+                ? Double.doubleToRawLongBits(rnd.nextInt(30) - 15.0) : rnd.nextLong(-15, 15);
+        }
+        MemorySegment words = MemorySegment.ofArray(input);
+        long[] splitters = SampleSort.splitters(SampleSort.sampleKeys(type, words, 64, 8), 2);
+        long[] counts = SampleSort.count(type, words, splitters);
+        MemorySegment out = MemorySegment.ofArray(new long[input.length]);
+        long below = SampleSort.splitInTwo(type, words, splitters[0], out);
+        assertEquals(counts[0], below);
+        long[] front = out.asSlice(0, below * Long.BYTES).toArray(ValueLayout.JAVA_LONG);
+        long[] back = out.asSlice(below * Long.BYTES).toArray(ValueLayout.JAVA_LONG);
+        for (long w : front) {
+            assertTrue(type.key(w) < splitters[0]);
+        }
+        for (long w : back) {
+            assertTrue(type.key(w) >= splitters[0]);
+        }
+        assertEquals(SampleSort.checksum(words), SampleSort.checksum(out));
+        assertEquals(input.length, front.length + back.length);
+    }
+
+    /**
+     * The workers' path: each keeps its own partition in its array ({@link SampleSort#partitionInPlace} for two,
+     * {@link SampleSort#scatterKeeping} for more) and appends the others' slices ({@link SampleSort#gatherAfter});
+     * the sorted partitions, in order, are Arrays.sort's result.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2, 3, 5})
+    void shouldSortAsArraysSortWhenEachWorkerKeepsItsOwnPartition(int workers) {
+        SplittableRandom rnd = new SplittableRandom(workers + 40);
+        double[][] chunks = new double[workers][];
+        List<Double> everything = new ArrayList<>();
+        for (int w = 0; w < workers; w++) {
+            chunks[w] = new double[rnd.nextInt(0, 900)];
+            for (int i = 0; i < chunks[w].length; i++) {
+                chunks[w][i] = rnd.nextInt(3) == 0 ? SPECIAL[rnd.nextInt(SPECIAL.length)] : rnd.nextInt(40) - 20.0;
+                everything.add(chunks[w][i]);
+            }
+        }
+        double[] expected = everything.stream().mapToDouble(Double::doubleValue).toArray();
+        Arrays.sort(expected);
+        long[] samples = SampleSort.sampleKeys(SortData.FLOAT64, MemorySegment.ofArray(expected), 64, 1);
+        long[] splitters = SampleSort.splitters(samples, workers);
+        // map side: kept part at the front of each work array, the rest into slices [map][partition]
+        MemorySegment[][] slices = new MemorySegment[workers][workers];
+        long[] kept = new long[workers];
+        MemorySegment[] work = new MemorySegment[workers];
+        for (int w = 0; w < workers; w++) {
+            work[w] = MemorySegment.ofArray(Arrays.copyOf(chunks[w], 1000));
+            MemorySegment mine = work[w].asSlice(0, (long) chunks[w].length * Double.BYTES);
+            if (workers == 2) {
+                kept[w] = SampleSort.partitionInPlace(SortData.FLOAT64, mine, splitters[0], w);
+                slices[w][1 - w] = mine.asSlice(kept[w] * Double.BYTES);
+                slices[w][w] = MemorySegment.ofArray(new long[0]);
+            } else {
+                long[] counts = SampleSort.count(SortData.FLOAT64, mine, splitters);
+                for (int p = 0; p < workers; p++) {
+                    slices[w][p] = MemorySegment.ofArray(new long[p == w ? 0 : (int) counts[p]]);
+                }
+                kept[w] = SampleSort.scatterKeeping(SortData.FLOAT64, mine, splitters, w, slices[w]);
+                assertEquals(counts[w], kept[w]);
+            }
+        }
+        // reduce side: work arrays of the other maps' slices are copied before they are overwritten
+        List<MemorySegment> sorted = new ArrayList<>();
+        MemorySegment[][] copies = new MemorySegment[workers][workers];
+        for (int m = 0; m < workers; m++) {
+            for (int p = 0; p < workers; p++) {
+                copies[m][p] = MemorySegment.ofArray(slices[m][p].toArray(ValueLayout.JAVA_LONG));
+            }
+        }
+        for (int w = 0; w < workers; w++) {
+            List<MemorySegment> incoming = new ArrayList<>();
+            for (int m = 0; m < workers; m++) {
+                incoming.add(copies[m][w]);
+            }
+            MemorySegment part = SampleSort.gatherAfter(SortData.FLOAT64, work[w], kept[w] * Double.BYTES, incoming);
+            SampleSort.sortInPlace(part);
+            sorted.add(part);
+        }
+        MemorySegment got = SampleSort.gather(SortData.FLOAT64, sorted);
+        assertArrayEquals(keys(MemorySegment.ofArray(expected)), keys(got), "Arrays.sort's order");
+        assertEquals(SampleSort.checksum(MemorySegment.ofArray(expected)), SampleSort.checksum(got));
+    }
+
+    @Test
+    void shouldGatherIntoANewArrayWhenThePartitionOutgrowsTheWorkArray() {
+        MemorySegment work = MemorySegment.ofArray(new long[] {5, 6, 0});
+        MemorySegment part = SampleSort.gatherAfter(SortData.INT64, work, 2 * Long.BYTES,
+            List.of(MemorySegment.ofArray(new long[] {1, 2}), MemorySegment.ofArray(new long[0])));
+        assertArrayEquals(new long[] {5, 6, 1, 2}, part.toArray(ValueLayout.JAVA_LONG));
+        SampleSort.sortInPlace(part);
+        assertArrayEquals(new long[] {1, 2, 5, 6}, part.toArray(ValueLayout.JAVA_LONG));
+    }
+
+    @Test
+    void shouldSplitAnEmptyInputAndOneWhollyOnOneSide() {
+        MemorySegment none = MemorySegment.ofArray(new long[0]);
+        assertEquals(0, SampleSort.splitInTwo(SortData.INT64, none, 0, none));
+        MemorySegment out = MemorySegment.ofArray(new long[3]);
+        assertEquals(0, SampleSort.splitInTwo(SortData.INT64, MemorySegment.ofArray(new long[] {5, 6, 7}), 1, out));
+        assertEquals(3, SampleSort.splitInTwo(SortData.INT64, MemorySegment.ofArray(new long[] {5, 6, 7}),
+            Long.MAX_VALUE, out));
+        assertArrayEquals(new long[] {5, 6, 7}, out.toArray(ValueLayout.JAVA_LONG));
     }
 
     @Test

@@ -18,7 +18,8 @@ class SortDemoTest {
         SortReport report = SortMain.run(s, null);
         assertTrue(report.verified(), report.json());
         assertEquals(List.of("single", "3"), report.runs().stream().map(SortReport.Run::label).toList());
-        assertEquals(300_000L * Long.BYTES, report.runs().get(1).shuffledBytes());
+        long shuffled = report.runs().get(1).shuffledBytes();  // what crossed between workers: about 2/3 of it
+        assertTrue(shuffled > 300_000L * Long.BYTES / 2 && shuffled < 300_000L * Long.BYTES, "shuffled " + shuffled);
         String json = report.json();
         for (String field : List.of("\"count\":300000", "\"workers\":3", "\"single_process_s\":", "\"depot_s\":",
             "\"speedup\":", "\"verified\":true")) {

@@ -1,0 +1,121 @@
+"""The interpreters `depot bench dask` measures its baselines in (standard library only: it runs before any of
+them is known to work).
+
+- The *bench environment*: a virtual environment with ``dask_bench_requirements.txt`` (Dask, NumPy, pandas and
+  Ray for dask-on-ray), built once per machine under ``$DEPOT_CACHE`` (else ``$XDG_CACHE_HOME/depot`` or
+  ``~/.cache/depot``) as ``bench-venv-HASH``, HASH being that of the requirements and of the interpreter's
+  version. Only the full benchmark uses it; ``bin/test`` and ``--quick`` never build it. It is built in a
+  temporary directory and renamed into place, so concurrent runs never see half an environment.
+- An interpreter with ``distributed`` for the LocalCluster baseline: ``$DEPOT_BENCH_DISTRIBUTED_PYTHON``, else
+  this one, else ``/usr/bin/python3`` (Debian's ``python3-distributed``).
+"""
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+REQUIREMENTS = "dask_bench_requirements.txt"
+ENV_OFF_NAME = "DEPOT_BENCH_DASK_ENV"  # "0": never build or use the bench environment
+IN_ENV_NAME = "DEPOT_BENCH_DASK_IN_ENV"  # set on the re-executed driver
+DISTRIBUTED_PYTHON_NAME = "DEPOT_BENCH_DISTRIBUTED_PYTHON"
+DISTRIBUTED_FALLBACK = "/usr/bin/python3"
+PROBE_TIMEOUT = 120
+
+
+def cache_dir():
+    base = os.environ.get("DEPOT_CACHE")
+    if not base:
+        base = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "depot")
+    return base
+
+
+def requirements_path():
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), REQUIREMENTS)
+
+
+def env_dir(python=sys.executable):
+    with open(requirements_path(), "rb") as f:
+        req = f.read()
+    version = subprocess.run([python, "-c", "import sys; print(sys.version)"], capture_output=True,
+                             timeout=PROBE_TIMEOUT, check=True).stdout
+    return os.path.join(cache_dir(), "bench-venv-" + hashlib.sha256(req + version).hexdigest()[:16])
+
+
+def requirements():
+    with open(requirements_path()) as f:
+        return [line.strip() for line in f if line.strip() and not line.startswith("#")]
+
+
+def install_command(python=sys.executable):
+    """What builds the bench environment by hand (what ``ensure_env`` runs)."""
+    venv = env_dir(python)
+    return "%s -m venv %s && %s/bin/python -m pip install --retries 0 %s && touch %s/.complete" % (
+        python, venv, venv, " ".join("'%s'" % r for r in requirements()), venv)
+
+
+def has_modules(python, modules):
+    """Whether ``python`` imports every one of ``modules`` (and the versions it has, as text)."""
+    code = ("import importlib, sys\nout = []\nfor m in sys.argv[1:]:\n    mod = importlib.import_module(m)\n"
+            "    out.append('%s %s' % (m, getattr(mod, '__version__', '?')))\nprint(', '.join(out))")
+    try:
+        done = subprocess.run([python, "-c", code, *modules], capture_output=True, text=True, timeout=PROBE_TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def ensure_env(log=sys.stderr):
+    """The bench environment's interpreter, built first when missing; None (with a message saying how to build
+    it) when it cannot be built."""
+    if os.environ.get(ENV_OFF_NAME) == "0":
+        return None
+    venv = env_dir()
+    python = os.path.join(venv, "bin", "python")
+    if os.path.isfile(os.path.join(venv, ".complete")):
+        return python
+    os.makedirs(cache_dir(), exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=".bench-venv-", dir=cache_dir())
+    print("dask bench: building the benchmark environment %s (once per machine; a minute or two)..." % venv,
+          file=log, flush=True)
+    logfile = tmp + ".log"
+    try:
+        with open(logfile, "w") as out:
+            ok = subprocess.run([sys.executable, "-m", "venv", tmp], stdout=out, stderr=out).returncode == 0 and \
+                subprocess.run([os.path.join(tmp, "bin", "python"), "-m", "pip", "install", "-q", "--retries", "0",
+                                "-r", requirements_path()], stdout=out, stderr=out).returncode == 0
+        if not ok:
+            with open(logfile) as f:
+                tail = f.read()[-2000:]
+            print("dask bench: building the benchmark environment failed (baselines it would have are reported "
+                  "as not installed):\n%s\nbuild it by hand with: %s" % (tail, install_command()), file=log)
+            return None
+        open(os.path.join(tmp, ".complete"), "w").close()
+        try:
+            os.rename(tmp, venv)  # fails onto a non-empty directory: another run finished first, use its copy
+        except OSError:
+            pass
+        return python if os.path.isfile(os.path.join(venv, ".complete")) else None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        try:
+            os.unlink(logfile)
+        except OSError:
+            pass
+
+
+def distributed_python():
+    """``(interpreter, versions)`` of an interpreter with dask, distributed, numpy and cloudpickle, or
+    ``(None, install hint)``."""
+    modules = ["dask", "distributed", "numpy", "cloudpickle"]
+    candidates = [os.environ.get(DISTRIBUTED_PYTHON_NAME), sys.executable, DISTRIBUTED_FALLBACK]
+    for python in candidates:
+        if python and os.access(python, os.X_OK):
+            versions = has_modules(python, modules)
+            if versions:
+                return python, versions
+    return None, ("not installed: no interpreter with dask, distributed, numpy and cloudpickle (looked at $%s, %s, "
+                  "%s); install it with `apt-get install python3-distributed python3-numpy python3-cloudpickle` or "
+                  "`pip install distributed`" % (DISTRIBUTED_PYTHON_NAME, sys.executable, DISTRIBUTED_FALLBACK))

@@ -1,0 +1,12 @@
+"""The layout of the ids of objects that one worker process writes for others to read (worker results of
+``depot.dask.distributed``, slices of the DataFrame shuffle): the writer's pid and start time come first, so
+that the objects of a writer that died can be found and deleted (``distributed.data.sweep_dead_writers``).
+
+    magic "DdW1" (4) | writer pid (4) | writer start ticks, low 32 bits (4) | hash (8)
+"""
+
+import struct
+
+RESULT_ID_MAGIC = b"DdW1"
+RESULT_ID_LAYOUT = struct.Struct(">4sII8s")
+assert RESULT_ID_LAYOUT.size == 20

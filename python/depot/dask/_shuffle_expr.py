@@ -1,0 +1,63 @@
+"""The Depot shuffle in dask-expr (``dask.dataframe`` from Dask 2025: 2026.8.0 here).
+
+dask-expr turns an abstract ``Shuffle`` expression into a concrete one in ``Shuffle._lower`` by the method's
+name ("p2p", "disk", "simple", "tasks") and raises for any other; there is no public registry. This module,
+the only place that depends on it, wraps ``Shuffle._lower``: for the method "depot" it returns a
+``DepotShuffle`` (a ``SimpleShuffle`` with its own task graph), for every other method it calls Dask's
+``_lower`` unchanged. ``set_index``, ``sort_values``, ``shuffle``, and merges and groupbys that shuffle all
+lower through it. ``install`` returns False, and Dask's shuffles stay as they are, when the classes are not
+there as this was written for.
+"""
+
+from dask import config
+
+from ._shuffle_tasks import ShuffleSpec, map_partition, reduce_partition
+
+
+def install(choose, directory):
+    """Wraps ``Shuffle._lower``; ``choose(explicit, configured)`` names the method to use and ``directory()``
+    the store of tasks that do not run in a Depot worker. True when installed."""
+    try:
+        from dask.dataframe.dask_expr._repartition import Repartition
+        from dask.dataframe.dask_expr._shuffle import Shuffle, SimpleShuffle
+    except ImportError:
+        return False
+    original = Shuffle.__dict__.get("_lower")
+    if original is None:
+        return False
+    if getattr(original, "_depot", False):
+        return True
+    needed = {"frame", "partitioning_index", "npartitions_out", "ignore_index", "options",
+              "original_partitioning_index", "_partitions"}
+    if not needed <= set(SimpleShuffle._parameters):
+        return False
+
+    class DepotShuffle(SimpleShuffle):
+        """A shuffle whose map tasks write their slices into Depot and whose reduce tasks read them in place."""
+
+        def _layer(self):
+            token = self._name.rsplit("-", 1)[-1]
+            map_name = "depot-shuffle-map-" + token
+            filtered = self._partitions if self._filtered else None
+            spec = ShuffleSpec(token, self.partitioning_index, self.npartitions_out, filtered, self.ignore_index,
+                               self._meta, directory())
+            dsk = {(map_name, i): (map_partition, (self.frame._name, i), spec, i)
+                   for i in range(self.frame.npartitions)}
+            maps = tuple(dsk)  # every reducer depends on every map: a map's output lives until the last one ran
+            for i, p in enumerate(self._partitions):
+                dsk[(self._name, i)] = (reduce_partition, spec, p) + maps
+            return dsk
+
+    def _lower(self):
+        if choose(self.method, config.get("dataframe.shuffle.method", None)) != "depot":
+            return original(self)
+        frame = self.frame
+        if self.npartitions_out < frame.npartitions:
+            frame = Repartition(frame, new_partitions=self.npartitions_out)
+        return DepotShuffle(frame, self.partitioning_index, self.npartitions_out, self.ignore_index, self.options,
+                            self.original_partitioning_index)
+
+    _lower._depot = True
+    _lower.__wrapped__ = original
+    Shuffle._lower = _lower
+    return True

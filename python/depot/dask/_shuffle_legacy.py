@@ -1,0 +1,75 @@
+"""The Depot shuffle in Dask's legacy DataFrame (``dask.dataframe`` before dask-expr: Dask 2022.12.1 here).
+
+Dask offers no public way to add a shuffle method: ``dask.dataframe.shuffle.rearrange_by_column`` picks "disk",
+"tasks" or "p2p" by name and raises for any other. This module, the only place that depends on it, wraps that
+function (and ``shuffle``, whose column fast path only the task method gets) in the module Dask's own
+``set_index``, ``sort_values`` and ``DataFrame.shuffle`` call through; for every other method it calls Dask's
+function unchanged. ``install`` returns False, and Dask's shuffles stay as they are, when the functions are
+not there with the signatures this was written for.
+"""
+
+import inspect
+
+from dask import config
+
+from ._shuffle_tasks import ShuffleSpec, map_partition, reduce_partition
+
+_REARRANGE = ["df", "col", "npartitions", "max_branch", "shuffle", "compute", "ignore_index"]
+_SHUFFLE = ["df", "index", "shuffle", "npartitions", "max_branch", "ignore_index", "compute"]
+
+
+def _params(f):
+    return list(inspect.signature(f).parameters)
+
+
+def install(choose, directory):
+    """Wraps the module's functions; ``choose(explicit, configured)`` names the method to use and
+    ``directory()`` the store of tasks that do not run in a Depot worker. True when installed."""
+    import dask.dataframe.shuffle as ds
+    if getattr(ds.rearrange_by_column, "_depot", False):
+        return True
+    if _params(ds.rearrange_by_column) != _REARRANGE or _params(ds.shuffle) != _SHUFFLE:
+        return False
+    original_rearrange, original_shuffle = ds.rearrange_by_column, ds.shuffle
+
+    def rearrange_by_column(df, col, npartitions=None, max_branch=None, shuffle=None, compute=None,
+                            ignore_index=False):
+        if choose(shuffle, config.get("shuffle", None)) != "depot":
+            return original_rearrange(df, col, npartitions, max_branch, shuffle, compute, ignore_index)
+        if npartitions is not None and npartitions < df.npartitions:
+            df = df.repartition(npartitions=npartitions)
+        return depot_rearrange(df, col, npartitions or df.npartitions, ignore_index, directory())
+
+    def shuffle(df, index, shuffle=None, npartitions=None, max_branch=32, ignore_index=False, compute=None):
+        import pandas as pd
+        if choose(shuffle, config.get("shuffle", None)) == "depot":
+            columns = [index] if isinstance(index, str) else index
+            if pd.api.types.is_list_like(columns) and not hasattr(columns, "dask") \
+                    and set(columns) <= set(df.columns):
+                # as Dask's task method: hash the columns in the map tasks, no "_partitions" column
+                return rearrange_by_column(df, list(columns), npartitions, max_branch, "depot", compute,
+                                           ignore_index)
+        return original_shuffle(df, index, shuffle=shuffle, npartitions=npartitions, max_branch=max_branch,
+                                ignore_index=ignore_index, compute=compute)
+
+    rearrange_by_column._depot = shuffle._depot = True
+    rearrange_by_column.__wrapped__, shuffle.__wrapped__ = original_rearrange, original_shuffle
+    ds.rearrange_by_column, ds.shuffle = rearrange_by_column, shuffle
+    return True
+
+
+def depot_rearrange(df, col, npartitions, ignore_index, directory):
+    """``df`` shuffled by ``col`` into ``npartitions`` partitions through Depot (a new collection)."""
+    from dask.base import tokenize
+    from dask.dataframe.core import new_dd_object
+    from dask.highlevelgraph import HighLevelGraph
+    token = tokenize(df, col, npartitions, ignore_index, "depot-shuffle")
+    name, map_name = "depot-shuffle-" + token, "depot-shuffle-map-" + token
+    meta = df._meta.reset_index(drop=True) if ignore_index else df._meta
+    spec = ShuffleSpec(token, col, npartitions, None, ignore_index, meta, directory)
+    dsk = {(map_name, i): (map_partition, key, spec, i) for i, key in enumerate(df.__dask_keys__())}
+    maps = list(dsk)  # every reducer depends on every map: a map's output lives until the last reducer ran
+    for p in range(npartitions):
+        dsk[(name, p)] = (reduce_partition, spec, p) + tuple(maps)
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=[df])
+    return new_dd_object(graph, name, meta, [None] * (npartitions + 1))

@@ -1,0 +1,420 @@
+"""The tasks of a Dask DataFrame shuffle through Depot, the same for every Dask version (the graphs that call
+them are built by ``_shuffle_legacy`` and ``_shuffle_expr``).
+
+A map task splits its input partition by output partition and writes each non-empty slice into its own Depot
+object (the ``per_slice`` layout of ``depot.shuffle``): for frames whose columns and index are NumPy arrays
+of fixed-width types, each column's rows are gathered (``np.take``) straight into shared memory, one copy;
+other frames (object, string, categorical, extension columns, a MultiIndex, a Series) are stored with
+``put_object``. It returns a ``MapOutput``: which objects it wrote and how many rows each holds (a few bytes
+per partition), which is all that travels through the scheduler. A barrier task gathers the map outputs; a
+reduce task reads its slice of every map in place, concatenates them in map order into its partition (one
+copy) and deletes the slices it read: Dask's graph is the coordinator (dependencies are the barrier, task
+errors are map failures), so the manifest and status records of ``depot.shuffle.Shuffle`` are not needed,
+and each reducer frees its slices as soon as it has read them.
+
+Rows go to partitions as in Dask's own task shuffle (the ``_partitions`` column when there is one, else the
+hash of the columns as ``shuffle_group`` computes it), in input order within each slice, so the result is the
+task shuffle's, row for row.
+
+Slice ids have the layout of the worker-result ids of ``depot.dask.distributed`` (writer pid and start time,
+then a hash), so objects left by a map whose process died are swept like other dead workers' results.
+"""
+
+import hashlib
+import os
+import struct
+import sys
+import weakref
+
+import numpy as np
+
+from .. import _process
+from ..ids import ID_LENGTH, ObjectId
+from ._ids import RESULT_ID_LAYOUT, RESULT_ID_MAGIC
+
+__all__ = ["MapOutput", "ShuffleSpec", "map_partition", "reduce_partition"]
+
+#: alignment of each column inside a raw slice
+_ALIGN = 64
+#: how every slice is created: kept (never evicted, spilled under pressure by a daemon with a spill directory)
+_KEEP = {"evict": False, "keep": True}
+RAW = "raw"
+PICKLED = "pickled"
+
+
+class ShuffleSpec:
+    """What every task of one shuffle needs: its token, how rows map to partitions, which partitions are
+    produced, the output's meta and the store to use when the task does not run in a Depot worker."""
+
+    __slots__ = ("token", "columns", "npartitions", "partitions", "ignore_index", "meta", "directory")
+
+    def __init__(self, token, columns, npartitions, partitions, ignore_index, meta, directory):
+        self.token = token
+        self.columns = columns
+        self.npartitions = int(npartitions)
+        self.partitions = None if partitions is None else frozenset(partitions)
+        self.ignore_index = bool(ignore_index)
+        self.meta = meta
+        self.directory = directory
+
+    def __reduce__(self):
+        return ShuffleSpec, (self.token, self.columns, self.npartitions, self.partitions, self.ignore_index,
+                             self.meta, self.directory)
+
+
+class MapOutput:
+    """What a map task wrote: the id prefix and nonce its slice ids derive from, the rows of each partition's
+    slice, and the codec (``RAW`` with the schema, or ``PICKLED``)."""
+
+    __slots__ = ("map", "prefix", "nonce", "rows", "kind", "schema", "__weakref__")
+
+    def __init__(self, map_index, prefix, nonce, rows, kind, schema):
+        self.map = map_index
+        self.prefix = prefix
+        self.nonce = nonce
+        self.rows = rows
+        self.kind = kind
+        self.schema = schema
+
+    def __reduce__(self):
+        # a copy (in another process, or Dask's) never owns the slices: only the map task's own object does
+        return MapOutput, (self.map, self.prefix, self.nonce, self.rows, self.kind, self.schema)
+
+    def slice_id(self, partition):
+        digest = hashlib.sha256(self.nonce + struct.pack("<Q", partition)).digest()
+        return ObjectId(self.prefix + digest[:ID_LENGTH - len(self.prefix)])
+
+    def slice_ids(self):
+        return [self.slice_id(p) for p, rows in enumerate(self.rows) if rows]
+
+
+def _client(directory):
+    """The client of the process running the task (a depot.dask worker's, a depot.dask.distributed worker's,
+    else this process's client of ``directory``) and the prefix of the ids of the slices it writes."""
+    from . import _worker
+    state = _worker._state
+    if state is not None:
+        # a depot.dask worker: the ids of the compute running (the scheduler deletes them all if it fails)
+        from ._pool import PREFIX_LENGTH
+        oid = next(iter(state.batch_oids.values()))
+        return state.client, bytes(oid)[:PREFIX_LENGTH], False
+    identity = _process.identity()
+    prefix = RESULT_ID_LAYOUT.pack(RESULT_ID_MAGIC, identity >> 32, identity & 0xFFFFFFFF, b"")[:12]
+    distributed = sys.modules.get("distributed")
+    if distributed is not None:
+        try:
+            worker = distributed.get_worker()
+        except ValueError:
+            worker = None
+        client = getattr(worker, "depot_client", None)
+        if client is not None:
+            return client, prefix, True
+    from ._objects import shared_client
+    return shared_client(directory), prefix, True
+
+
+# ---- which partition each row goes to ---------------------------------------------------------------------
+
+
+def partition_ids(df, columns, npartitions):
+    """The output partition of each row, as Dask's task shuffle assigns it (``shuffle_group``): the
+    ``_partitions`` column, else the hash of ``columns``, modulo ``npartitions``."""
+    from dask.dataframe.dispatch import hash_object_dispatch
+    if isinstance(columns, str):
+        columns = [columns]
+    if columns and columns[0] == "_partitions":
+        ind = df["_partitions"].to_numpy()
+    else:
+        ind = hash_object_dispatch(df[list(columns)] if columns else df, index=False).to_numpy()
+    ids = ind % ind.dtype.type(npartitions)
+    return ids.astype(np.min_scalar_type(max(npartitions - 1, 0)), copy=False)
+
+
+# ---- the raw codec: fixed-width NumPy columns, each 64-byte aligned ---------------------------------------
+
+
+def _raw_schema(df, ignore_index):
+    """[(index name or None, dtype str)] for the index (unless ignored), then one dtype str per column; None
+    when some column or the index is not a plain fixed-width NumPy array."""
+    import pandas as pd
+    if not isinstance(df, pd.DataFrame):
+        return None
+    dtypes = []
+    if not ignore_index:
+        if isinstance(df.index, pd.MultiIndex) or not _plain(df.index.dtype):
+            return None
+        dtypes.append(df.index.dtype.str)
+    for dtype in df.dtypes:
+        if not _plain(dtype):
+            return None
+        dtypes.append(dtype.str)
+    return tuple(dtypes)
+
+
+def _plain(dtype):
+    return isinstance(dtype, np.dtype) and dtype.kind in "biufcmM" and not dtype.hasobject
+
+
+def _layout(schema, rows):
+    """(offset, dtype) of each array of a raw slice of ``rows`` rows, and its total size."""
+    out, at = [], 0
+    for s in schema:
+        dtype = np.dtype(s)
+        out.append((at, dtype))
+        at += -(-rows * dtype.itemsize // _ALIGN) * _ALIGN
+    return out, at
+
+
+def _arrays(df, ignore_index):
+    arrays = [] if ignore_index else [df.index.to_numpy()]
+    return arrays + [df.iloc[:, j].to_numpy() for j in range(df.shape[1])]
+
+
+# ---- tasks ------------------------------------------------------------------------------------------------
+
+
+def map_partition(df, spec, map_index):
+    """Writes the slices of input partition ``map_index`` into the store; returns its ``MapOutput``.
+
+    Outside a depot.dask worker the returned object owns the slices: when Dask drops it (every reducer has
+    run, or the compute failed or was cancelled) the slices still in the store are deleted. In a depot.dask
+    worker the scheduler deletes what a failed compute leaves, by the compute's id prefix."""
+    client, prefix, owns = _client(spec.directory)
+    n = spec.npartitions
+    ids = partition_ids(df, spec.columns, n)
+    order = np.argsort(ids, kind="stable")
+    counts = np.bincount(ids, minlength=n)[:n]
+    starts = np.concatenate(([0], np.cumsum(counts)))
+    rows = counts.astype(np.int64)
+    if spec.partitions is not None:
+        rows[[p for p in range(n) if p not in spec.partitions]] = 0
+    schema = _raw_schema(df, spec.ignore_index)
+    out = MapOutput(map_index, prefix, os.urandom(8), tuple(int(r) for r in rows), RAW if schema else PICKLED,
+                    schema)
+    written = []
+    try:
+        arrays = _arrays(df, spec.ignore_index) if schema else None
+        for p in range(n):
+            if rows[p] == 0:
+                continue
+            oid = out.slice_id(p)
+            take = order[starts[p]:starts[p + 1]]
+            if schema:
+                _write_raw(client, oid, arrays, schema, take)
+            else:
+                client.put_object(oid, df.iloc[take], **_KEEP)
+            written.append(oid)
+    except BaseException:
+        for oid in written:
+            _delete(client, oid)
+        raise
+    if owns:
+        weakref.finalize(out, _delete_left, client, written)
+    return out
+
+
+def _delete_left(client, oids):
+    """Deletes the slices no reducer deleted (the compute failed or was cancelled before they ran)."""
+    if client.closed:
+        return
+    for oid in oids:
+        try:
+            if client.contains(oid):
+                client.delete(oid)
+        except Exception:
+            pass  # the daemon is gone or the slice went meanwhile: nothing to free
+
+
+def _write_raw(client, oid, arrays, schema, take):
+    where, size = _layout(schema, len(take))
+    w = client.create(oid, size, **_KEEP)
+    try:
+        for (offset, dtype), array in zip(where, arrays):
+            np.take(array, take, out=np.frombuffer(w.data, dtype=dtype, count=len(take), offset=offset))
+        w.seal()
+    except BaseException:
+        if not w.sealed:
+            w.abort()
+        raise
+
+
+def reduce_partition(spec, partition, *outputs):
+    """Partition ``partition`` of the shuffled frame: every map's slice in map order, read in place and
+    concatenated (one copy); the slices read are deleted.
+
+    In a Depot worker (depot.dask, or depot.dask.distributed) a frame of plain columns is concatenated
+    straight into the Depot object that holds the task's result, so the worker does not copy it again."""
+    client, prefix, _ = _client(spec.directory)
+    parts = [(o, o.rows[partition]) for o in outputs if o.rows[partition]]
+    if not parts:
+        return _empty(spec)
+    views = client.get_many([o.slice_id(partition) for o, _ in parts], timeout=0)
+    try:
+        missing = [o.map for (o, _), v in zip(parts, views) if v is None]
+        if missing:
+            raise LookupError("the Depot shuffle %s lost the slices of partition %d from maps %s (deleted, or the "
+                              "partition was computed twice)" % (spec.token, partition, missing))
+        schemas = {o.schema for o, _ in parts}
+        if len(schemas) == 1 and parts[0][0].kind == RAW:
+            result = _concat_raw(spec, parts, views, client, prefix)
+        else:
+            result = _concat_frames(spec, parts, views, client)
+    finally:
+        for v in views:
+            if v is not None:
+                v.release()
+                _delete(client, v.id)
+    return result
+
+
+def _frame_of(spec, arrays, total):
+    """The DataFrame of ``arrays`` (the index's first unless the index is ignored), without copying them."""
+    import pandas as pd
+    arrays = list(arrays)
+    if spec.ignore_index:
+        index = pd.RangeIndex(total)
+    else:
+        index = pd.Index(arrays.pop(0), name=spec.meta.index.name, copy=False)
+    frame = pd.DataFrame(dict(enumerate(arrays)), index=index, copy=False)
+    frame.columns = spec.meta.columns
+    return frame
+
+
+def _concat_raw(spec, parts, views, client, prefix):
+    schema = parts[0][0].schema
+    total = sum(r for _, r in parts)
+    layouts = [_layout(schema, r)[0] for _, r in parts]
+
+    def fill(j, out):
+        at = 0
+        for (_, rows), where, view in zip(parts, layouts, views):
+            offset, dtype = where[j]
+            out[at:at + rows] = np.frombuffer(view.data, dtype=dtype, count=rows, offset=offset)
+            at += rows
+
+    sink = _result_sink(client)
+    if sink is not None:
+        oid = ObjectId(prefix + os.urandom(ID_LENGTH - len(prefix)))
+        frame = _frame_of(spec, [np.empty(total, np.dtype(s)) for s in schema], total)  # pages untouched
+        if _store_frame(client, oid, frame, fill, spec.ignore_index):
+            return sink(oid)
+    arrays = [np.empty(total, dtype=np.dtype(s)) for s in schema]
+    for j, out in enumerate(arrays):
+        fill(j, out)
+    return _frame_of(spec, arrays, total)
+
+
+def _result_sink(client):
+    """How a reducer hands over a result it stored itself, in a Depot worker; None elsewhere."""
+    from . import _worker
+    state = _worker._state
+    if state is not None:
+        def to_scheduler(oid):
+            # the worker passes the id on (as for a task that returns a stored input), the compute owns it
+            from ._refs import Stored
+            frame = state.client.get_object(oid, timeout=0)
+            stored = Stored(oid, sum(a.nbytes for a in _arrays_of(frame)))
+            state.loaded[oid] = frame
+            state.resolved[id(frame)] = (frame, stored)
+            return frame
+        return to_scheduler
+    distributed = sys.modules.get("distributed")
+    if distributed is None:
+        return None
+    try:
+        worker = distributed.get_worker()
+    except ValueError:
+        return None
+    from .distributed.data import DepotData, OwnedRef
+    data = getattr(worker, "data", None)
+    if not isinstance(data, DepotData) or data.client is not client:
+        return None
+
+    def to_worker(oid):
+        with client.get(oid, timeout=0) as view:
+            return OwnedRef(bytes(oid), view.size)
+    return to_worker
+
+
+def _arrays_of(frame):
+    return [frame.index.to_numpy()] + [frame.iloc[:, j].to_numpy() for j in range(frame.shape[1])]
+
+
+def _address(buffer):
+    return np.frombuffer(buffer, dtype=np.uint8).__array_interface__["data"][0]
+
+
+def _store_frame(client, oid, frame, fill, ignore_index):
+    """Stores ``frame`` (whose columns are not filled yet) as ``put_object`` would, then fills each column
+    in place in shared memory with ``fill(j, array)`` (j: the index first, unless ignored, then the columns).
+    False, with nothing stored, when some column does not map onto one contiguous out-of-band buffer."""
+    from .. import pickling
+    collected = pickling._Collector(frame)
+    buffers = collected.buffers
+    spans = [(_address(raw), raw.nbytes) for _, raw in buffers]
+    targets = []
+    arrays = _arrays_of(frame)[1 if ignore_index else 0:]
+    for array in arrays:
+        if not array.flags.c_contiguous:
+            return False
+        address = array.__array_interface__["data"][0]
+        hit = [(i, address - a) for i, (a, n) in enumerate(spans) if a <= address and address + array.nbytes <= a + n]
+        if not hit or buffers[hit[0][0]][0] != pickling.KIND_PICKLE_BUFFER:
+            return False
+        targets.append((hit[0][0], hit[0][1], array.dtype, len(array)))
+    stream_offset = pickling.HEADER.size + pickling.ENTRY.size * len(buffers)
+    end = stream_offset + len(collected.stream)
+    table = []
+    for kind, raw in buffers:
+        begin = pickling._align(end)
+        table.append((begin, raw.nbytes, kind))
+        end = begin + raw.nbytes
+    w = client.create(oid, end, pickling.MAGIC, **_KEEP)
+    try:
+        data = w.data
+        pickling.HEADER.pack_into(data, 0, pickling.MAGIC, len(buffers), stream_offset, len(collected.stream))
+        for i, (begin, length, kind) in enumerate(table):
+            pickling.ENTRY.pack_into(data, pickling.HEADER.size + i * pickling.ENTRY.size, begin, length, kind, 0)
+        data[stream_offset:stream_offset + len(collected.stream)] = collected.stream
+        for j, (i, at, dtype, count) in enumerate(targets):
+            fill(j, np.frombuffer(data, dtype=dtype, count=count, offset=table[i][0] + at))
+        filled = {i for i, _, _, _ in targets}
+        for i, ((begin, length, _), (_, raw)) in enumerate(zip(table, buffers)):
+            if i not in filled:  # small buffers of the frame itself (its column labels, say)
+                data[begin:begin + length] = raw
+        del data
+        w.seal()
+    except BaseException:
+        if not w.sealed:
+            w.abort()
+        raise
+    return True
+
+
+def _concat_frames(spec, parts, views, client):
+    import pandas as pd
+    frames = []
+    for (o, rows), view in zip(parts, views):
+        if o.kind == RAW:
+            where, _ = _layout(o.schema, rows)
+            arrays = [np.frombuffer(view.data, dtype=d, count=rows, offset=off).copy() for off, d in where]
+            index = pd.RangeIndex(rows) if spec.ignore_index else pd.Index(arrays.pop(0), name=spec.meta.index.name)
+            f = pd.DataFrame(dict(enumerate(arrays)), index=index)
+            f.columns = spec.meta.columns
+            frames.append(f)
+        else:
+            frames.append(client.get_object(view.id, timeout=0))
+    return pd.concat(frames, ignore_index=spec.ignore_index) if len(frames) > 1 or spec.ignore_index \
+        else frames[0].copy()
+
+
+def _empty(spec):
+    meta = spec.meta
+    return meta.reset_index(drop=True) if spec.ignore_index else meta.copy()
+
+
+def _delete(client, oid):
+    try:
+        client.delete(oid)
+    except Exception:
+        pass  # already gone: nothing to free

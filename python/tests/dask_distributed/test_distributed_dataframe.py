@@ -1,0 +1,116 @@
+"""Dask DataFrame shuffles on a depot.dask.distributed cluster go through Depot (depot.dask.dataframe): the
+results equal Dask's task shuffle on the synchronous scheduler, and the slices are gone once the results
+are released (also when a map fails)."""
+
+import os
+import shutil
+import signal
+import time
+import uuid
+
+import pytest
+
+np = pytest.importorskip("numpy")
+pd = pytest.importorskip("pandas")
+distributed = pytest.importorskip("distributed")
+dd = pytest.importorskip("dask.dataframe")
+
+from conftest import Child, java_command  # noqa: E402
+
+import dask  # noqa: E402
+
+import depot  # noqa: E402
+import depot.dask.dataframe as depot_dataframe  # noqa: E402
+from depot.dask.distributed import LocalCluster  # noqa: E402
+from depot.dask.distributed.data import writer_of  # noqa: E402
+
+CAPACITY = 256 << 20
+TASKS = {"shuffle_method" if depot_dataframe._is_expr(dd) else "shuffle": "tasks"}
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    path = os.path.join("/dev/shm", "depot-test-" + uuid.uuid4().hex)
+    child = Child(java_command("dev.depot.server.DaemonMain", "--dir", path, "--capacity", CAPACITY))
+    try:
+        child.await_line("depot: serving", timeout=60)
+        with LocalCluster(n_workers=2, threads_per_worker=1, depot_dir=path) as c, distributed.Client(c) as client:
+            yield c, client
+    finally:
+        if child.proc.poll() is None:
+            child.proc.send_signal(signal.SIGTERM)
+            child.proc.wait(timeout=20)
+        child.close()
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _frame(n=4000, partitions=5, strings=False):
+    rng = np.random.default_rng(3)
+    key = rng.integers(0, 40, n)
+    key[rng.random(n) < 0.6] = 11  # skewed
+    pdf = pd.DataFrame({"key": key, "value": rng.random(n)})
+    if strings:
+        pdf["name"] = ["n%d" % k for k in key]
+    ddf = dd.from_pandas(pdf, npartitions=partitions)
+    return ddf.map_partitions(_empty_first, meta=ddf._meta)  # an empty input partition
+
+
+def _empty_first(part):
+    return part.iloc[:0] if len(part) and part.index[0] == 0 else part
+
+
+def _uses_depot(collection):
+    return any(isinstance(k, tuple) and str(k[0]).startswith("depot-shuffle-map-")
+               for k in dict(collection.__dask_graph__()))
+
+
+def _counters(client):
+    return client.run(lambda dask_worker: dask_worker.depot_info())
+
+
+def _left(directory):
+    with depot.connect(directory) as c:
+        return [i for i in c.list() if writer_of(i.id) is not None and i.state == "sealed"]
+
+
+def _wait_empty(directory, timeout=30):
+    deadline = time.monotonic() + timeout
+    while _left(directory):
+        if time.monotonic() > deadline:
+            raise AssertionError("objects left in the store: %r" % _left(directory))
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("op,strings", [(lambda df, kw: df.set_index("key", **kw), False),
+                                        (lambda df, kw: df.shuffle("key", npartitions=7, **kw), False),
+                                        (lambda df, kw: df.sort_values("value", **kw), True)],
+                         ids=["set_index", "shuffle", "sort_values-strings"])
+def test_dataframe_shuffles_on_the_cluster_go_through_depot_and_equal_dask(cluster, op, strings):
+    c, client = cluster
+    ddf = _frame(strings=strings)
+    with dask.config.set({"depot.auto-shuffle": False}):  # Dask's own (legacy sort_values ignores its method)
+        expected = op(ddf, TASKS).compute(scheduler="sync")
+    result = op(ddf, {})  # no method: "depot" on a depot:// cluster
+    assert _uses_depot(result)
+    before = sum(w.get("stored_in_place", 0) for w in _counters(client).values())
+    got = client.compute(result).result()
+    # plain columns: the reducers built their partitions in the store, the workers did not copy them again
+    in_place = sum(w.get("stored_in_place", 0) for w in _counters(client).values()) - before
+    assert in_place == 0 if strings else in_place > 0
+    pd.testing.assert_frame_equal(got, expected, check_index_type=False)
+    del got, result
+    _wait_empty(c.depot_dir)
+
+
+def test_a_failing_map_on_the_cluster_leaves_nothing(cluster):
+    c, client = cluster
+    ddf = _frame()
+
+    def boom(part):
+        if len(part) and part.index[0] > 3000:
+            raise ValueError("map input broken")
+        return part
+
+    with pytest.raises(ValueError, match="map input broken"):
+        client.compute(ddf.map_partitions(boom, meta=ddf._meta).set_index("key", divisions=[0, 10, 20, 39])).result()
+    _wait_empty(c.depot_dir)
