@@ -272,6 +272,7 @@ class Pool:
             for _, res_info, failed in body:
                 if not failed and isinstance(res_info[0], Stored) and compute.owns(res_info[0].oid):
                     self._delete(res_info[0].oid)
+            self.sweep(compute.prefix)  # and what its tasks stored themselves (DataFrame shuffle slices)
         batch.future.set_result(body)
 
     def _died(self, w):
