@@ -356,8 +356,10 @@ def case_broadcast(s, extra, quick):
             del tasks
     figures = depot_m.figures()
     figures["array_bytes"] = nbytes
-    per_copy = {k: round((v - depot_m.base) / nbytes, 3) for k, v in depot_m.phases.items()}
-    figures["peak_above_start_per_copy"] = round((depot_m.peak - depot_m.base) / nbytes, 3)
+    # a phase shorter than the sampling interval may have no sample: the whole run's peak stands in for it
+    overall = round((depot_m.peak - depot_m.base) / nbytes, 3)
+    per_copy = {k: round((v - depot_m.base) / nbytes, 3) if v else overall for k, v in depot_m.phases.items()}
+    figures["peak_above_start_per_copy"] = overall
     figures["tasks_peak_above_start_per_copy"] = per_copy["tasks"]
     figures["share_peak_above_start_per_copy"] = per_copy["share"]
     # Dask's process scheduler pickles the array into every task it submits, and submits all 16 at once: about
@@ -378,7 +380,7 @@ def case_broadcast(s, extra, quick):
     baseline = proc_m.figures("processes_")
     baseline["processes_array_bytes"] = proc_bytes
     baseline["processes_peak_above_start_per_copy"] = round((proc_m.peak - proc_m.base) / proc_bytes, 3)
-    proc_per_copy = (proc_m.phases["tasks"] - proc_m.base) / proc_bytes
+    proc_per_copy = ((proc_m.phases["tasks"] or proc_m.peak) - proc_m.base) / proc_bytes
     baseline["processes_tasks_peak_above_start_per_copy"] = round(proc_per_copy, 3)
     if proc_bytes != nbytes:
         note("broadcast: the process scheduler got a %d MiB array (%d MiB available; it needs ~34 copies)"
