@@ -245,8 +245,8 @@ def main():
     emit("put 1 KiB", samples, put_baseline, 30_000)
     emit("put 1 KiB, bare PUT frames", bare, put_baseline, None,
          "none (breakdown: the daemon's and the socket's share of a put)")
-    emit("put 1 KiB, fresh daemon (first %d puts)" % cold_n, cold, put_baseline, None,
-         "none (a daemon whose request path the JIT has not compiled yet)")
+    emit("put 1 KiB, fresh daemon", cold, put_baseline, None,
+         "none (the first %d puts of a daemon whose request path the JIT has not compiled yet)" % cold_n)
 
     values = []
     if np is not None:
