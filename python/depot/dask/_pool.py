@@ -200,7 +200,7 @@ class Pool:
             batch = _Batch(next(self._batches), compute, keys, oids, w)
             w.inflight[batch.id] = batch
         try:
-            body, used = dumps_task((fn, args, oids), compute.functions)
+            body, used = dumps_task((*_worker.compact(fn, args), oids), compute.functions)
         except BaseException:
             with self._lock:
                 w.inflight.pop(batch.id, None)
@@ -272,6 +272,7 @@ class Pool:
             for _, res_info, failed in body:
                 if not failed and isinstance(res_info[0], Stored) and compute.owns(res_info[0].oid):
                     self._delete(res_info[0].oid)
+            self.sweep(compute.prefix)  # and what its tasks stored themselves (DataFrame shuffle slices)
         batch.future.set_result(body)
 
     def _died(self, w):

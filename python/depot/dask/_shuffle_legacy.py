@@ -59,17 +59,22 @@ def install(choose, directory):
 
 
 def depot_rearrange(df, col, npartitions, ignore_index, directory):
-    """``df`` shuffled by ``col`` into ``npartitions`` partitions through Depot (a new collection)."""
+    """``df`` shuffled by ``col`` into ``npartitions`` partitions through Depot (a new collection).
+
+    The map tasks are a blockwise layer (``map_partitions``), so Dask's blockwise optimisation fuses them with
+    the blockwise tasks that make their input (reading, ``from_map``, the ``_partitions`` column of
+    ``set_index``): the input partition is not stored as a result of its own first."""
+    import pandas as pd
     from dask.base import tokenize
     from dask.dataframe.core import new_dd_object
     from dask.highlevelgraph import HighLevelGraph
     token = tokenize(df, col, npartitions, ignore_index, "depot-shuffle")
-    name, map_name = "depot-shuffle-" + token, "depot-shuffle-map-" + token
+    name = "depot-shuffle-" + token
     meta = df._meta.reset_index(drop=True) if ignore_index else df._meta
     spec = ShuffleSpec(token, col, npartitions, None, ignore_index, meta, directory)
-    dsk = {(map_name, i): (map_partition, key, spec, i) for i, key in enumerate(df.__dask_keys__())}
-    maps = list(dsk)  # every reducer depends on every map: a map's output lives until the last reducer ran
-    for p in range(npartitions):
-        dsk[(name, p)] = (reduce_partition, spec, p) + tuple(maps)
-    graph = HighLevelGraph.from_collections(name, dsk, dependencies=[df])
+    maps = df.map_partitions(map_partition, spec, meta=pd.Series([], dtype=object), enforce_metadata=False,
+                             transform_divisions=False, align_dataframes=False, token="depot-shuffle-map")
+    keys = tuple(maps.__dask_keys__())  # every reducer depends on every map: a map's output lives until the last
+    dsk = {(name, p): (reduce_partition, spec, p) + keys for p in range(npartitions)}
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=[maps])
     return new_dd_object(graph, name, meta, [None] * (npartitions + 1))

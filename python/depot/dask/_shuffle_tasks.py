@@ -173,7 +173,7 @@ def _arrays(df, ignore_index):
 # ---- tasks ------------------------------------------------------------------------------------------------
 
 
-def map_partition(df, spec, map_index):
+def map_partition(df, spec, map_index=-1):
     """Writes the slices of input partition ``map_index`` into the store; returns its ``MapOutput``.
 
     Outside a depot.dask worker the returned object owns the slices: when Dask drops it (every reducer has
@@ -229,8 +229,11 @@ def _write_raw(client, oid, arrays, schema, take):
     where, size = _layout(schema, len(take))
     w = client.create(oid, size, **_KEEP)
     try:
+        data = w.data
         for (offset, dtype), array in zip(where, arrays):
-            np.take(array, take, out=np.frombuffer(w.data, dtype=dtype, count=len(take), offset=offset))
+            # mode="clip": the indices are valid, and the default ("raise") gathers into a temporary first
+            np.take(array, take, out=np.frombuffer(data, dtype=dtype, count=len(take), offset=offset), mode="clip")
+        del data
         w.seal()
     except BaseException:
         if not w.sealed:
@@ -250,7 +253,7 @@ def reduce_partition(spec, partition, *outputs):
         return _empty(spec)
     views = client.get_many([o.slice_id(partition) for o, _ in parts], timeout=0)
     try:
-        missing = [o.map for (o, _), v in zip(parts, views) if v is None]
+        missing = [outputs.index(o) for (o, _), v in zip(parts, views) if v is None]
         if missing:
             raise LookupError("the Depot shuffle %s lost the slices of partition %d from maps %s (deleted, or the "
                               "partition was computed twice)" % (spec.token, partition, missing))

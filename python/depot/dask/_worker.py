@@ -92,6 +92,36 @@ def worker_id():
     return os.getpid()
 
 
+def identity(x):
+    """``dumps`` for ``dask.local.get_async``: tasks travel in the batch's own pickle."""
+    return x
+
+
+def task_hooks():
+    """The callables the scheduler gives ``get_async``, which it passes with every task: a batch of
+    ``batch_execute_tasks`` with exactly these travels without them (``compact``) and gets them back here."""
+    return identity, load_task, worker_id, pack_exception
+
+
+def compact(fn, args):
+    """``(None, [(key, task)])`` for a standard batch, else ``(fn, args)`` unchanged."""
+    from dask.local import batch_execute_tasks
+    hooks = task_hooks()
+    if fn is not batch_execute_tasks or any(len(a) != 6 or any(x is not y for x, y in zip(a[2:], hooks))
+                                            for a in args):
+        return fn, args
+    return None, [(a[0], a[1]) for a in args]
+
+
+def expand(fn, args):
+    """The inverse of ``compact``."""
+    if fn is not None:
+        return fn, args
+    from dask.local import batch_execute_tasks
+    hooks = task_hooks()
+    return batch_execute_tasks, [(key, task) + hooks for key, task in args]
+
+
 class RemoteTraceback(Exception):
     """The traceback of an exception raised in a depot.dask worker (attached as the exception's cause)."""
 
@@ -177,6 +207,7 @@ def main(conn, directory, inline_bytes):
                 if batch_id is not None:
                     functions.update(definitions, forget)
                     fn, args, oids = functions.loads(body)
+                    fn, args = expand(fn, args)
                 del body
             except BaseException:
                 # cannot even read the batch (a function pickled by reference that this process cannot

@@ -85,7 +85,7 @@ class Scheduler:
         try:
             out = get_async(lambda fn, args: self._pool.submit(compute, fn, args),
                             self._pool.size * self.depth, dsk, keys, cache=results,
-                            get_id=_worker.worker_id, dumps=_identity, loads=_worker.load_task,
+                            get_id=_worker.worker_id, dumps=_worker.identity, loads=_worker.load_task,
                             pack_exception=_worker.pack_exception, raise_exception=_raise_remote,
                             rerun_exceptions_locally=False, chunksize=self.chunksize,
                             callbacks=kwargs.get("callbacks"))
@@ -216,10 +216,6 @@ def _materialize(value, client):
     if isinstance(value, Inline):
         return value.load()
     return value
-
-
-def _identity(x):
-    return x
 
 
 def _raise_remote(exc, tb=None):

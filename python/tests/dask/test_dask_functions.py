@@ -64,3 +64,16 @@ def test_a_lambda_in_many_tasks_and_a_closure_that_changes_between_computes(sche
     assert dask.compute(*tasks, scheduler=scheduler) == tuple(i + 1 for i in range(40))
     state["offset"] = 100  # a new compute pickles the function (and what it refers to) again
     assert dask.compute(*tasks, scheduler=scheduler) == tuple(i + 100 for i in range(40))
+
+
+def test_a_standard_batch_travels_without_the_hooks_and_gets_them_back():
+    from dask.local import batch_execute_tasks
+    from depot.dask import _worker
+    hooks = _worker.task_hooks()
+    args = [("k1", "task1") + hooks, ("k2", "task2") + hooks]
+    fn, small = _worker.compact(batch_execute_tasks, args)
+    assert fn is None and small == [("k1", "task1"), ("k2", "task2")]
+    assert _worker.expand(fn, small) == (batch_execute_tasks, args)
+    other = [("k1", "task1", len, len, len, len)]
+    assert _worker.compact(batch_execute_tasks, other) == (batch_execute_tasks, other)
+    assert _worker.compact(len, args) == (len, args)

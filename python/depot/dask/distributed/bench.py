@@ -132,7 +132,10 @@ def dataframe_shuffle(client, nbytes, pids, method):
         return pd.DataFrame({"key": rng.integers(0, 1 << 30, n), "value": rng.random(n)})
 
     meta = make(0).iloc[:0]
-    ddf = dd.from_delayed([dask.delayed(make)(i) for i in range(parts)], meta=meta)
+    if hasattr(dd, "from_map"):  # one blockwise layer: Dask fuses it with the tasks that consume it
+        ddf = dd.from_map(make, range(parts), meta=meta)
+    else:
+        ddf = dd.from_delayed([dask.delayed(make)(i) for i in range(parts)], meta=meta)
     with PssSampler(pids) as sampler:
         start = time.perf_counter()
         out = ddf.shuffle("key", shuffle=method)
@@ -156,7 +159,7 @@ def run(quick, store_dir, frame_mib=None, shuffle_only=False):
     reps = 1 if quick else 5
     results_count = 100 if quick else 2000
     frame_bytes = (frame_mib or (8 if quick else 2048)) * MIB
-    capacity = (1 << 30) if quick else (6 << 30)
+    capacity = max((1 << 30) if quick else (6 << 30), 3 * frame_bytes)  # the frame, its index, the partitions
     results = {}
     plain = dict(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
     clusters = (

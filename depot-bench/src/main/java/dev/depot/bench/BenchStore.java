@@ -17,6 +17,11 @@ import java.util.stream.Stream;
  */
 final class BenchStore implements AutoCloseable {
     static final String PREFIX = "depot-bench-";
+    /**
+     * Optional tag put after {@link #PREFIX} in every store directory this JVM makes, so a test can tell its own
+     * stores from those of other benchmark runs on the same machine (and never touch theirs).
+     */
+    static final String TAG_PROPERTY = "depot.bench.tag";
 
     private final Path dir;
     private final DepotServer server;
@@ -41,7 +46,7 @@ final class BenchStore implements AutoCloseable {
 
     /** As {@link #start(long, boolean)}; with a {@code spillDirectory}, the daemon spills KEEP objects there. */
     static BenchStore start(long capacity, boolean controlSocket, Path spillDirectory) {
-        Path dir = Path.of("/dev/shm", PREFIX + UUID.randomUUID());
+        Path dir = Path.of("/dev/shm", prefix() + UUID.randomUUID());
         try {
             ServerConfig config = ServerConfig.defaults().withDirectory(dir).withCapacity(capacity)
                 .withControlSocket(controlSocket).withSpillDirectory(spillDirectory);
@@ -50,6 +55,11 @@ final class BenchStore implements AutoCloseable {
             deleteTree(dir);
             throw e;
         }
+    }
+
+    /** The start of the names of the store directories this JVM makes: {@link #PREFIX} plus the tag, if set. */
+    static String prefix() {
+        return PREFIX + System.getProperty(TAG_PROPERTY, "");
     }
 
     Path dir() {

@@ -49,10 +49,24 @@ final class Pipeline {
     /**
      * The figures of one mechanism: hand-off times in ns (p50: mean over the pairs; p99: the largest), throughput of
      * the free-running phase over all pairs, and for Depot the producers' create p50 (included in the hand-off)
-     * and seal p50 (the stamp to the seal's return, futex wake included; part of the hand-off).
+     * and seal p50 (the stamp to the seal's return, futex wake included; part of the hand-off); the consumers'
+     * minor page faults per object in the free-running phase (first touches of pages), and (Depot) where the
+     * free-running phase's time goes ({@link #perObject}).
      */
     record Stats(double handoffP50, double handoffP99, double objectsPerSecond, double gibPerSecond,
-                 double createP50, double sealP50) {
+                 double createP50, double sealP50, double consumerFaultsPerObject, Map<String, Double> profile) {
+    }
+
+    /**
+     * The free-running phase's time per object in µs, by step (Depot: {@code free_create} with any wait for
+     * room, {@code free_fill}, {@code free_seal}; {@code free_get} with any wait for the seal, {@code free_sum},
+     * {@code free_delete}), from the children's totals in ns.
+     */
+    private static Map<String, Double> perObject(Map<String, Double> totals, Plan plan) {
+        Map<String, Double> m = new java.util.LinkedHashMap<>();
+        double objects = (double) plan.free * plan.pairs;
+        totals.forEach((k, v) -> m.put(k + "_us", v / objects / 1e3));
+        return m;
     }
 
     private Pipeline() {
@@ -71,14 +85,19 @@ final class Pipeline {
             Stats s = drive(producers, consumers, plan, progress);
             double create = 0;
             double seal = 0;
+            Map<String, Double> profile = new java.util.LinkedHashMap<>();
             for (Child p : producers) {
                 Map<String, String> r = ChildIo.fields(p.awaitLine("RESULT", 60));
                 create += Latencies.parse(r.get("create"))[1] / plan.pairs;
                 seal += Latencies.parse(r.get("seal"))[1] / plan.pairs;
+                for (String k : List.of("free_create", "free_fill", "free_seal")) {
+                    profile.merge(k, Double.parseDouble(r.get(k)), Double::sum);
+                }
             }
+            profile.putAll(s.profile);
             awaitExits(producers, consumers);
             return new Stats(s.handoffP50 + create, s.handoffP99 + create, s.objectsPerSecond, s.gibPerSecond,
-                create, seal);
+                create, seal, s.consumerFaultsPerObject, perObject(profile, plan));
         } finally {
             Child.closeAll(producers);
             Child.closeAll(consumers);
@@ -134,16 +153,25 @@ final class Pipeline {
         double p50 = 0;
         double p99 = 0;
         long slowest = 0;
+        long faults = 0;
+        Map<String, Double> profile = new java.util.LinkedHashMap<>();
         for (Child c : consumers) {
             Map<String, String> r = ChildIo.fields(linesUntil(c, "RESULT", progress, consumed));
             double[] h = Latencies.parse(r.get("handoff"));
             p50 += h[1] / consumers.size();
             p99 = Math.max(p99, h[2]);
             slowest = Math.max(slowest, Long.parseLong(r.get("nanos")));
+            faults += Long.parseLong(r.get("faults"));
+            for (String k : List.of("free_get", "free_sum", "free_delete")) {
+                if (r.containsKey(k)) {
+                    profile.merge(k, Double.parseDouble(r.get(k)), Double::sum);
+                }
+            }
         }
         double seconds = slowest / 1e9;
         long objects = (long) plan.free * plan.pairs;
-        return new Stats(p50, p99, objects / seconds, objects * plan.size / (double) Units.GIB / seconds, 0, 0);
+        return new Stats(p50, p99, objects / seconds, objects * plan.size / (double) Units.GIB / seconds, 0, 0,
+            faults / (double) objects, profile);
     }
 
     /**

@@ -58,6 +58,8 @@ final class PipelineBench implements Benchmark {
             m.put("seal_p50_us", s.sealP50() / 1e3);
         }
         m.put("objects_per_s", s.objectsPerSecond());
+        m.put("consumer_faults_per_object", s.consumerFaultsPerObject());
+        s.profile().forEach(m::put);
         m.put("gib_per_s", s.gibPerSecond());
         return m;
     }

@@ -32,6 +32,10 @@ final class PipelineDepotRoles {
     static void producer(Path dir, String pair, Pipeline.Plan plan, ChildIo io) {
         Histogram create = Latencies.histogram();
         Histogram seal = Latencies.histogram();
+        // Free-running phase totals: create (with any wait for room), fill, seal.
+        long createNanos = 0;
+        long fillNanos = 0;
+        long sealNanos = 0;
         try (DepotClient client = DepotClient.open(dir)) {
             int lock = plan.warm() + plan.lockstep();
             for (int i = 0; i < lock + plan.free(); i++) {
@@ -44,17 +48,21 @@ final class PipelineDepotRoles {
                     if (i >= plan.warm() && i < lock) {
                         Latencies.record(create, System.nanoTime() - t0);
                     }
+                    long tc = System.nanoTime();
                     MemorySegment d = w.data();
-                    MemorySegment body = d.asSlice(Long.BYTES);
-                    int n = (int) plan.doubles();
-                    for (int j = 0; j < n; j++) {
-                        body.setAtIndex(ValueLayout.JAVA_DOUBLE, j, j);
-                    }
+                    fill(d.asSlice(Long.BYTES), (int) plan.doubles());
                     long stamp = System.nanoTime();
+                    if (i >= lock) {
+                        createNanos += tc - t0;
+                        fillNanos += stamp - tc;
+                    }
                     d.set(ValueLayout.JAVA_LONG, 0, stamp);
                     w.seal();
                     if (i >= plan.warm() && i < lock) {
                         Latencies.record(seal, System.nanoTime() - stamp);
+                    }
+                    if (i >= lock) {
+                        sealNanos += System.nanoTime() - stamp;
                     }
                 }
                 if (i < lock) {
@@ -63,7 +71,8 @@ final class PipelineDepotRoles {
                 }
             }
         }
-        io.say("RESULT create=" + Latencies.summary(create) + " seal=" + Latencies.summary(seal));
+        io.say("RESULT create=" + Latencies.summary(create) + " seal=" + Latencies.summary(seal) + " free_create="
+            + createNanos + " free_fill=" + fillNanos + " free_seal=" + sealNanos);
     }
 
     /**
@@ -74,9 +83,34 @@ final class PipelineDepotRoles {
         return client.create(id, size, new byte[0], Duration.ofMillis(TIMEOUT_MILLIS), DepotClient.CreateOption.NO_EVICT);
     }
 
+    /**
+     * The producer's work, in a method of its own: compiled once as a whole method, it is not thrown away when
+     * the role's long loop deoptimizes (at its first free-running object, for one), which left the loop
+     * running interpreted at 60-100 ns per element for seconds on the loaded 2-core machine.
+     */
+    private static void fill(MemorySegment body, int n) {
+        for (int j = 0; j < n; j++) {
+            body.setAtIndex(ValueLayout.JAVA_DOUBLE, j, j);
+        }
+    }
+
+    /** The consumer's work, in a method of its own (see {@link #fill}). */
+    private static double sum(MemorySegment body, int n) {
+        double sum = 0;
+        for (int j = 0; j < n; j++) {
+            sum += body.getAtIndex(ValueLayout.JAVA_DOUBLE, j);
+        }
+        return sum;
+    }
+
     static void consumer(Path dir, String pair, Pipeline.Plan plan, ChildIo io) {
         Histogram handoff = Latencies.histogram();
         long start = 0;
+        long faults = 0;
+        // Free-running phase totals: get (with any wait for the seal), sum, delete.
+        long getNanos = 0;
+        long sumNanos = 0;
+        long deleteNanos = 0;
         try (DepotClient client = DepotClient.open(dir)) {
             Pipeline.Progress progress = new Pipeline.Progress(io);
             int lock = plan.warm() + plan.lockstep();
@@ -85,29 +119,37 @@ final class PipelineDepotRoles {
                     io.say("READY");
                     io.expect("GO");
                     start = System.nanoTime();
+                    faults = MinorFaults.now();
                 }
                 ObjectId id = dataId(pair, i < lock ? "l" : "f", i);
+                long g0 = System.nanoTime();
                 try (ObjectView v = client.get(id, TIMEOUT_MILLIS)) {
                     long now = System.nanoTime();
+                    if (i >= lock) {
+                        getNanos += now - g0;
+                    }
                     MemorySegment d = v.data();
                     if (i >= plan.warm() && i < lock) {
                         Latencies.record(handoff, now - d.get(ValueLayout.JAVA_LONG, 0));
                     }
-                    MemorySegment body = d.asSlice(Long.BYTES);
-                    int n = (int) plan.doubles();
-                    double sum = 0;
-                    for (int j = 0; j < n; j++) {
-                        sum += body.getAtIndex(ValueLayout.JAVA_DOUBLE, j);
+                    Pipeline.check(sum(d.asSlice(Long.BYTES), (int) plan.doubles()), plan, i);
+                    if (i >= lock) {
+                        sumNanos += System.nanoTime() - now;
                     }
-                    Pipeline.check(sum, plan, i);
                 }
+                long d0 = System.nanoTime();
                 client.delete(id);
+                if (i >= lock) {
+                    deleteNanos += System.nanoTime() - d0;
+                }
                 if (i < lock) {
                     client.put(ackId(pair, i), new byte[8]);
                 }
                 progress.consumed(i == lock + plan.free() - 1);
             }
         }
-        io.say("RESULT handoff=" + Latencies.summary(handoff) + " nanos=" + (System.nanoTime() - start));
+        io.say("RESULT handoff=" + Latencies.summary(handoff) + " nanos=" + (System.nanoTime() - start)
+            + " faults=" + (MinorFaults.now() - faults) + " free_get=" + getNanos + " free_sum=" + sumNanos
+            + " free_delete=" + deleteNanos);
     }
 }

@@ -34,9 +34,7 @@ final class PipelineTcpRoles {
                     io.say("READY");
                     io.expect("GO");
                 }
-                for (int j = 0; j < array.length; j++) {
-                    array[j] = j;
-                }
+                fill(array);
                 message.clear();
                 message.putLong(0, System.nanoTime());
                 body.clear();
@@ -51,9 +49,25 @@ final class PipelineTcpRoles {
         io.say("RESULT");
     }
 
+    /** The producer's work in a method of its own, as in {@link PipelineDepotRoles} (compiled as a whole). */
+    private static void fill(double[] array) {
+        for (int j = 0; j < array.length; j++) {
+            array[j] = j;
+        }
+    }
+
+    private static double sum(double[] array) {
+        double sum = 0;
+        for (double v : array) {
+            sum += v;
+        }
+        return sum;
+    }
+
     static void consumer(Pipeline.Plan plan, ChildIo io) throws IOException {
         Histogram handoff = Latencies.histogram();
         long start = 0;
+        long faults = 0;
         try (ServerSocketChannel server = ServerSocketChannel.open()) {
             server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
             io.say("PORT port=" + ((InetSocketAddress) server.getLocalAddress()).getPort());
@@ -71,6 +85,7 @@ final class PipelineTcpRoles {
                         io.say("READY");
                         io.expect("GO");
                         start = System.nanoTime();
+                        faults = MinorFaults.now();
                     }
                     message.clear();
                     UnixSockets.readFully(c, message);
@@ -80,11 +95,7 @@ final class PipelineTcpRoles {
                     if (i >= plan.warm() && i < lock) {
                         Latencies.record(handoff, now - message.getLong(0));
                     }
-                    double sum = 0;
-                    for (double v : array) {
-                        sum += v;
-                    }
-                    Pipeline.check(sum, plan, i);
+                    Pipeline.check(sum(array), plan, i);
                     if (i < lock) {
                         ack.clear();
                         UnixSockets.writeFully(c, ack);
@@ -93,6 +104,7 @@ final class PipelineTcpRoles {
                 }
             }
         }
-        io.say("RESULT handoff=" + Latencies.summary(handoff) + " nanos=" + (System.nanoTime() - start));
+        io.say("RESULT handoff=" + Latencies.summary(handoff) + " nanos=" + (System.nanoTime() - start)
+            + " faults=" + (MinorFaults.now() - faults));
     }
 }

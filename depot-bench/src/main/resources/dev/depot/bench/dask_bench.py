@@ -108,6 +108,7 @@ class Measure:
 
 
 def emit(case, figures, baseline, ratio, target, met):
+    figures["load_average_1_5_15_min"] = "%.2f %.2f %.2f" % os.getloadavg()
     print(json.dumps({"case": case, "figures": figures, "baseline": baseline, "ratio": round(ratio, 3),
                       "target": target, "met": bool(met)}), flush=True)
 

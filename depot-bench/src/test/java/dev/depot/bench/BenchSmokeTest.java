@@ -18,6 +18,7 @@ import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -25,7 +26,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Runs every benchmark with {@code --quick --json} in this JVM and checks the shape of what it prints (never the
- * timings), and runs the demo; afterwards no benchmark store may be left in /dev/shm and no child JVM alive.
+ * timings), and runs the demo; afterwards no benchmark store of this JVM may be left in /dev/shm and no child JVM
+ * alive.
  */
 class BenchSmokeTest {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -35,6 +37,12 @@ class BenchSmokeTest {
     /** All but {@code spark}: it runs Spark applications for minutes and needs depot-spark, built after this module. */
     static List<String> benchmarks() {
         return BenchMain.names().stream().filter(n -> !n.equals("spark")).toList();
+    }
+
+    /** Tags this JVM's benchmark stores, so the check below sees only ours, not other runs' on a shared machine. */
+    @BeforeAll
+    static void tagStores() {
+        System.setProperty(BenchStore.TAG_PROPERTY, "smoke-" + ProcessHandle.current().pid() + "-");
     }
 
     @BeforeEach
@@ -99,7 +107,7 @@ class BenchSmokeTest {
 
     private static Set<Path> benchStores() throws IOException {
         try (Stream<Path> s = Files.list(Path.of("/dev/shm"))) {
-            return s.filter(p -> p.getFileName().toString().startsWith(BenchStore.PREFIX))
+            return s.filter(p -> p.getFileName().toString().startsWith(BenchStore.prefix()))
                 .collect(Collectors.toSet());
         }
     }

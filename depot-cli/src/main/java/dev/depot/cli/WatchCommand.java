@@ -42,7 +42,15 @@ final class WatchCommand extends StoreCommand {
             Runtime.getRuntime().addShutdownHook(hook);
             try {
                 for (long n = 0; count < 0 || n < count; n++) {
-                    ObjectEvent e = events.next(-1);
+                    ObjectEvent e;
+                    try {
+                        e = events.next(-1);
+                    } catch (IllegalStateException closedByTheHook) {
+                        if (events.isClosed()) {
+                            return 0;  // interrupted: the JVM is exiting
+                        }
+                        throw closedByTheHook;
+                    }
                     out.print(json ? Json.compact(json(e)) + System.lineSeparator() : line(e));
                     out.flush();
                 }

@@ -2,6 +2,7 @@ package dev.depot.spark;
 
 import dev.depot.arrow.DepotArrow;
 import dev.depot.arrow.DepotArrowReader;
+import dev.depot.errors.ObjectMissingException;
 import dev.depot.shuffle.Shuffle;
 import dev.depot.shuffle.ShuffleReader;
 import java.lang.foreign.MemorySegment;
@@ -39,13 +40,23 @@ final class ShufflePartitionReader implements PartitionReader<ColumnarBatch> {
         this.columns = columns;
         this.allocator = DepotNode.allocator().newChildAllocator("depot-shuffle-read-" + partition, 0, Long.MAX_VALUE);
         try {
-            this.shuffle = Shuffle.open(DepotNode.client(Path.of(dir)), shuffleId, DepotShuffle.READ_TIMEOUT_MILLIS);
+            this.shuffle = openShuffle(dir, shuffleId);
             this.reader = shuffle.reader(partition, DepotShuffle.READ_TIMEOUT_MILLIS);
         } catch (RuntimeException e) {
             close();
             throw e;
         }
         TaskPins.register(this);
+    }
+
+    /** Every map committed before the Dataset existed, so a missing manifest means the shuffle was closed. */
+    private static Shuffle openShuffle(String dir, String shuffleId) {
+        try {
+            return Shuffle.open(DepotNode.client(Path.of(dir)), shuffleId, 0);
+        } catch (ObjectMissingException e) {
+            throw new IllegalStateException("the Depot shuffle " + shuffleId + " is closed (DepotShuffle.Repartitioned"
+                + ".close deletes it): repartition again to read it", e);
+        }
     }
 
     @Override

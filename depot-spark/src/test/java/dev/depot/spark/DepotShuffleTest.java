@@ -43,6 +43,10 @@ class DepotShuffleTest {
             assertTrue(depot.list().stream().allMatch(i -> i.pinCount() == 0), "readers released their pins");
         }
         assertEquals(before, depot.list().size(), "closing deleted the shuffle's objects");
+        DepotShuffle.Repartitioned closed = DepotShuffle.repartition(sample(), 2, "k");
+        closed.close();
+        var e = assertThrows(Exception.class, () -> closed.dataset().count());
+        assertTrue(String.valueOf(e.getMessage()).contains("is closed"), e.getMessage());
     }
 
     @Test

@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.TreeSet;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
@@ -19,7 +21,8 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * executor JVMs that the workers start. {@code LocalClusterMain DIR DATASET} reads the first part of DATASET in two
  * tasks (one per executor, both holding the part open at once) and prints, per task, {@code
  * task PID OBJECT-ID SUM(id) PINNING-PIDS}: its executor's pid, the object it read, what it summed, and the pids that
- * the store's pin table shows pinning anything while both tasks held the part. Then {@code done}.
+ * the store's pin table shows pinning anything while both tasks held the part. Then it repartitions rows
+ * between the executors through a Depot shuffle ({@link #shuffleBetweenExecutors}) and prints {@code done}.
  *
  * <p>The workers build each executor's command from a Spark home ({@code SPARK_HOME}, which the test points at a
  * directory with an empty {@code jars/}) plus {@code spark.executor.extraClassPath}, here this JVM's class path.
@@ -56,9 +59,34 @@ public final class LocalClusterMain {
                     DepotNode.client(Path.of(dir)).delete(ObjectId.of("local-cluster/" + point + "/" + task));
                 }
             }
+            shuffleBetweenExecutors(spark);
             System.out.println("done");
         } finally {
             spark.stop();
+        }
+    }
+
+    /**
+     * Repartitions 10,000 rows (4 map tasks, spread over both executors) into 2 partitions by key through a Depot
+     * shuffle, and prints {@code shuffled COUNT SUM(id) KEYS-IN-MORE-THAN-ONE-PARTITION REDUCER-PIDS}.
+     */
+    private static void shuffleBetweenExecutors(SparkSession spark) {
+        Dataset<Row> df = spark.range(0, 10_000, 1, 4).selectExpr("id", "id % 13 AS k");
+        try (DepotShuffle.Repartitioned byKey = DepotShuffle.repartition(df, 2, "k")) {
+            Dataset<Row> out = byKey.dataset();
+            Row totals = out.selectExpr("count(*)", "sum(id)").first();
+            long split = out.selectExpr("k", "spark_partition_id() AS p").distinct().groupBy("k").count()
+                .filter("count > 1").count();
+            List<String> reducers = out.javaRDD().mapPartitions(rows -> {
+                long n = 0;
+                while (rows.hasNext()) {
+                    rows.next();
+                    n++;
+                }
+                return List.of(ProcessHandle.current().pid() + ":" + n).iterator();
+            }).collect();
+            System.out.println("shuffled " + totals.getLong(0) + " " + totals.getLong(1) + " " + split + " "
+                + String.join(",", reducers));
         }
     }
 

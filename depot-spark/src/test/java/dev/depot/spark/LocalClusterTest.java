@@ -16,7 +16,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Two executor JVMs on one node ({@code local-cluster[2,1,1024]}, driven by {@link LocalClusterMain} in a child
- * JVM) read the same Depot object: the same id, and the store's pin table shows both executors' pids at once.
+ * JVM) read the same Depot object: the same id, and the store's pin table shows both executors' pids at once. The
+ * same application then repartitions rows between the executors through a Depot shuffle ({@link DepotShuffle}).
  */
 class LocalClusterTest {
     private final SharedSpark shared = SharedSpark.get();
@@ -26,6 +27,7 @@ class LocalClusterTest {
         shared.spark.range(0, 1000, 1, 1).selectExpr("id", "id * 0.5D AS x")
             .write().format("depot").mode("overwrite").save("local-cluster");
         Catalogue.Part part = Catalogue.read(shared.depot, "local-cluster").parts().getFirst();
+        long objectsBefore = shared.depot.list().size();
         Path home = Files.createTempDirectory("depot-spark-home");
         List<ProcessHandle> executors = new ArrayList<>();
         try {
@@ -33,12 +35,14 @@ class LocalClusterTest {
             List<String> options = new ArrayList<>(DepotSourceTest.childOptions());
             options.add("-XX:TieredStopAtLevel=1");
             List<String> lines = new ArrayList<>();
+            String shuffled;
             try (ChildJvm driver = ChildJvm.startWith(Map.of("SPARK_HOME", home.toString(),
                     "SPARK_SCALA_VERSION", "2.13"), options, LocalClusterMain.class, shared.dir().toString(),
                 "local-cluster")) {
                 try {
                     lines.add(driver.awaitLine("task ", 180));
                     lines.add(driver.awaitLine("task ", 10));
+                    shuffled = driver.awaitLine("shuffled ", 120);
                     driver.awaitLine("done", 10);
                 } finally {
                     ProcessHandle.of(driver.pid()).ifPresent(h -> h.descendants().forEach(executors::add));
@@ -62,7 +66,15 @@ class LocalClusterTest {
             }
             assertTrue(executors.stream().map(p -> Long.toString(p.pid())).collect(Collectors.toSet())
                 .containsAll(pids), "the executors are the driver's children " + executors + ": " + pids);
+            String[] s = shuffled.split(" ");
+            assertEquals("10000", s[1], "the Depot shuffle between the executors kept every row: " + shuffled);
+            assertEquals("49995000", s[2], shuffled);
+            assertEquals("0", s[3], "each key in one partition: " + shuffled);
+            for (String reducer : s[4].split(",")) {
+                assertTrue(pids.contains(reducer.split(":")[0]), "reducers ran in the executors: " + shuffled);
+            }
             assertTrue(shared.depot.list().stream().allMatch(i -> i.pinCount() == 0), "no pin is left");
+            assertEquals(objectsBefore, shared.depot.list().size(), "the markers and the shuffle's objects are gone");
         } finally {
             for (ProcessHandle p : executors) {
                 p.destroyForcibly();

@@ -83,6 +83,34 @@ class EvictionTest {
     }
 
     @Test
+    void shouldPreferAWindowOfOneObjectToOneOfSeveralThatEvictsAlmostAsLittle() {
+        try (var f = new StoreFixture()) {
+            long recent = Long.MAX_VALUE / 2;
+            // Address order follows creation order here (all are small: placed from the top, downwards), so
+            // A1..A4 lie side by side and B lies alone between objects in use.
+            putWithAccessTimes(f, 1000, recent, recent);
+            List<TestId> a = putWithAccessTimes(f, 1000, 1000, 1000, 1000, 1000);
+            putWithAccessTimes(f, 1000, recent);
+            List<TestId> b = putWithAccessTimes(f, 4300, 1000);
+            List<TestId> fillers = new ArrayList<>();
+            for (long size : new long[] {3000, 1000}) {
+                while (f.store.allocator.largestFreeBlock() >= HeapBlockDescriptor.blockSizeFor(size, 0)) {
+                    fillers.addAll(putWithAccessTimes(f, size, recent));
+                }
+            }
+            // A gap of A's four blocks exactly: A evicts 4 x 1,088 = 4,352 bytes, B one block of 4,416.
+            long need = 4 * BLOCK_1000 - HeapBlockDescriptor.HEADER_LENGTH;
+            TestId id = f.newId();
+            f.store.seal(f.store.create(id.w0(), id.w1(), id.w2(), need, new byte[0], true, id.text()));
+            assertEquals(1, f.store.statistics().evictionCount(), "one victim, not four");
+            assertTrue(!present(f, b.get(0)), "B went");
+            assertTrue(a.stream().allMatch(i -> present(f, i)), "A stayed");
+            assertTrue(fillers.stream().allMatch(i -> present(f, i)), "objects in use stayed");
+            f.assertConsistent();
+        }
+    }
+
+    @Test
     void shouldGiveARecentlyReadObjectASecondChance() {
         try (var f = new StoreFixture()) {
             long size = 7000;

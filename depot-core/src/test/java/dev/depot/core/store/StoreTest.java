@@ -49,6 +49,20 @@ class StoreTest {
     }
 
     @Test
+    void shouldPreTouchEveryPageOfTheHeapWithoutChangingAnObject() {
+        try (var f = new StoreFixture()) {
+            TestId id = f.newId();
+            long record = f.create(id, 5000, new byte[0]);
+            f.store.seal(record);
+            long heapBytes = f.store.layout().heapLength();
+            assertEquals((heapBytes + Store.PRE_TOUCH_STRIDE - 1) / Store.PRE_TOUCH_STRIDE, f.store.preTouchHeap());
+            Pin pin = f.pin(id);
+            StoreFixture.assertPattern(id, f.store.data(pin.slot()));
+            f.store.unpin(pin);
+        }
+    }
+
+    @Test
     void shouldRefuseASecondCreateOfALiveId() {
         try (var f = new StoreFixture()) {
             TestId id = f.newId();

@@ -131,10 +131,12 @@ final class SortReport {
     }
 
     /**
-     * Seconds the widest run's sort would take on {@link #ESTIMATE_CORES} workers, from its phases: sampling as
-     * measured (its size does not grow with the data), partitioning with values per worker times the
-     * {@link #partitionCost compares per value}, the shuffle copy with bytes per worker (if memory bandwidth
-     * keeps up: see {@link #estimateCopyRate}), the local sort with n log n per worker.
+     * Seconds the widest run's sort would take on {@link #ESTIMATE_CORES} workers, from the CPU seconds of its
+     * phases (busiest worker; on an idle machine they are the wall seconds without the waits, on a shared one
+     * they are what idle cores would take): sampling as measured (its size does not grow with the data),
+     * partitioning with values per worker times the {@link #partitionCost passes over them}, the shuffle copy
+     * with bytes per worker (if memory bandwidth keeps up: see {@link #estimateCopyRate}), the local sort with
+     * n log n per worker.
      */
     Map<String, Double> estimate() {
         Run r = widest();
@@ -144,31 +146,46 @@ final class SortReport {
         double n = (double) settings.count() / r.workers();
         double n20 = (double) settings.count() / ESTIMATE_CORES;
         Map<String, Double> e = new LinkedHashMap<>();
-        e.put("sample", r.phasesS().get("sample"));
-        e.put("partition", r.phasesS().get("partition") * (n20 / n) * partitionCost(ESTIMATE_CORES)
-            / partitionCost(r.workers()));
-        e.put("shuffle", r.phasesS().get("shuffle") * (n20 / n));
-        e.put("sort", r.phasesS().get("sort") * (n20 * log2(n20)) / (n * log2(Math.max(2, n))));
+        e.put("sample", cpu(r, "sample"));
+        e.put("partition", cpu(r, "partition") * (n20 / n) * partitionCost(ESTIMATE_CORES) / partitionCost(r.workers()));
+        // a worker copies in what the others send it: (P - 1)/P of its partition
+        e.put("shuffle", cpu(r, "shuffle") * (n20 / n) * crossingRatio(r.workers()));
+        e.put("sort", cpu(r, "sort") * (n20 * log2(n20)) / (n * log2(Math.max(2, n))));
         e.put("total", e.get("sample") + e.get("partition") + e.get("shuffle") + e.get("sort"));
         return e;
     }
 
+    /** How much more of a worker's partition crosses on {@link #ESTIMATE_CORES} workers than on {@code p}. */
+    static double crossingRatio(int p) {
+        return crossing(ESTIMATE_CORES) / Math.max(crossing(p), crossing(2));
+    }
+
+    /** The part of the data that crosses between workers with {@code p} of them: each keeps 1/p. */
+    private static double crossing(int p) {
+        return (p - 1) / (double) p;
+    }
+
+    private static double cpu(Run r, String phase) {
+        return r.phasesS().getOrDefault(phase + "_cpu", r.phasesS().get(phase));
+    }
+
     /**
-     * Compares per value of the partition pass: none for one partition (a copy, counted as 1), one for two
-     * ({@link SampleSort#splitInTwo}), and for more a counting pass and a scattering pass of
-     * {@code ceil(log2 P)} compares each ({@link SampleSort#count}, {@link SampleSort#scatter}). Counting compares
-     * overstates the cost of wide partitions (the value's read and write cost the same whatever P), so the
-     * estimate is on the slow side.
+     * Passes over the values of the partition pass: one for up to two partitions (a copy, or
+     * {@link SampleSort#partitionInPlace}), two for more (a counting and a scattering pass,
+     * {@link SampleSort#count}, {@link SampleSort#scatterKeeping}). The splitter search is branch-free and its
+     * {@code ceil(log2 P)} compares cost little beside a value's memory traffic (at 10^9 values the partition's
+     * CPU time is mostly first touches of store pages), so compares are not counted.
      */
     static int partitionCost(int partitions) {
-        return partitions <= 2 ? 1 : 2 * (32 - Integer.numberOfLeadingZeros(partitions - 1));
+        return partitions <= 2 ? 1 : 2;
     }
 
     /** Bytes per second all {@link #ESTIMATE_CORES} workers together would copy out of the shuffle in the estimate. */
     double estimateCopyRate() {
         Run r = widest();
         Map<String, Double> e = estimate();
-        return r == null || e.get("shuffle") <= 0 ? Double.NaN : settings.dataBytes() / e.get("shuffle");
+        return r == null || e.get("shuffle") <= 0 ? Double.NaN
+            : settings.dataBytes() * crossing(ESTIMATE_CORES) / e.get("shuffle");
     }
 
     private static double log2(double x) {
@@ -206,14 +223,16 @@ final class SortReport {
             out.println(sb.substring(0, sb.length() - 1));
             Map<String, Double> e = estimate();
             Run base = single();
-            out.printf(Locale.ROOT, "%d-core estimate: sample %.2f s; partition %.2f s x %d/%d (values per worker)"
-                    + " x %d/%d (compares per value) = %.2f s; shuffle %.2f s x %d/%d = %.2f s (%s/s copied by all,"
-                    + " if memory bandwidth holds); local sort %.2f s x n log n = %.2f s; total %.2f s%s%n",
-                ESTIMATE_CORES, e.get("sample"), w.phasesS().get("partition"), w.workers(), ESTIMATE_CORES,
-                partitionCost(ESTIMATE_CORES), partitionCost(w.workers()), e.get("partition"), w.phasesS().get("shuffle"),
-                w.workers(), ESTIMATE_CORES, e.get("shuffle"), bytes((long) estimateCopyRate()), w.phasesS().get("sort"),
+            out.printf(Locale.ROOT, "%d-core estimate (from the phases' CPU seconds): sample %.2f s; partition %.2f s"
+                    + " x %d/%d (values per worker) x %d/%d (passes) = %.2f s; shuffle %.2f s x %d/%d x %.2f (the part"
+                    + " that crosses, (P-1)/P) = %.2f s (%s/s"
+                    + " copied by all, if memory bandwidth holds); local sort %.2f s x n log n = %.2f s; total %.2f s%s%n",
+                ESTIMATE_CORES, e.get("sample"), cpu(w, "partition"), w.workers(), ESTIMATE_CORES,
+                partitionCost(ESTIMATE_CORES), partitionCost(w.workers()), e.get("partition"), cpu(w, "shuffle"),
+                w.workers(), ESTIMATE_CORES, crossingRatio(w.workers()), e.get("shuffle"), bytes((long) estimateCopyRate()), cpu(w, "sort"),
                 e.get("sort"), e.get("total"), base == null ? ""
-                    : String.format(Locale.ROOT, ", %.1fx the single-process sort", base.sortS() / e.get("total")));
+                    : String.format(Locale.ROOT, ", %.1fx the single-process sort's %.2f CPU s", base.sortCpuS() / e.get("total"),
+                        base.sortCpuS()));
         }
     }
 
