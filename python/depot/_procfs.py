@@ -6,11 +6,20 @@ __all__ = ["cpu_seconds", "private_pss_bytes", "process_tree", "pss_bytes"]
 
 
 def _children(pid):
+    """The children of every thread of ``pid`` (``/proc/PID/task/TID/children`` lists only those that thread
+    started: distributed's nannies and their workers are started from event-loop threads)."""
+    out = []
     try:
-        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-            return [int(p) for p in f.read().split()]
+        tids = os.listdir("/proc/%d/task" % pid)
     except OSError:
-        return []
+        return out
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
+                out.extend(int(p) for p in f.read().split())
+        except OSError:
+            pass
+    return out
 
 
 def process_tree(roots):

@@ -23,6 +23,10 @@ __all__ = ["Scheduler", "WorkerDiedError", "WorkerStartError", "RemoteTraceback"
 RemoteTraceback = _worker.RemoteTraceback
 
 INLINE_BYTES_DEFAULT = 64 << 10
+#: chunksize=None: graphs of at least this many tasks per worker go in batches of AUTO_CHUNKSIZE (Dask's process
+#: scheduler's default), smaller ones one task per message (so that few, long tasks spread over the workers)
+AUTO_CHUNK_MIN_TASKS_PER_WORKER = 1000
+AUTO_CHUNKSIZE = 6
 _SCALARS = (int, float, complex, str, bool, type(None))
 
 
@@ -41,9 +45,9 @@ class Scheduler:
     inline_bytes : int
         Results whose pickle (stream and buffers) is at least this large are stored in Depot by the worker
         that computed them and only their id travels; smaller ones travel inline.
-    chunksize : int
-        Tasks per message to a worker (as Dask's process scheduler's ``chunksize``); raise it for graphs of
-        very many tiny tasks.
+    chunksize : int, optional
+        Tasks per message to a worker (as Dask's process scheduler's ``chunksize``). Default: 1 for graphs of
+        fewer than 1,000 tasks per worker, else 6 (a message per task costs more than a tiny task).
     depth : int
         Batches queued on each worker, so that a worker never waits for the scheduler between tasks.
 
@@ -53,11 +57,11 @@ class Scheduler:
     ...     total = x.sum().compute(scheduler=s)
     """
 
-    def __init__(self, workers=None, dir=None, capacity=None, inline_bytes=INLINE_BYTES_DEFAULT, chunksize=1,
+    def __init__(self, workers=None, dir=None, capacity=None, inline_bytes=INLINE_BYTES_DEFAULT, chunksize=None,
                  depth=2):
         if inline_bytes < 0:
             raise ValueError("inline_bytes must be >= 0, got %r" % (inline_bytes,))
-        if chunksize < 1 or depth < 1:
+        if (chunksize is not None and chunksize < 1) or depth < 1:
             raise ValueError("chunksize and depth must be >= 1, got %r and %r" % (chunksize, depth))
         self.directory = os.path.abspath(dir if dir is not None else default_directory())
         self.inline_bytes = inline_bytes
@@ -87,7 +91,7 @@ class Scheduler:
                             self._pool.size * self.depth, dsk, keys, cache=results,
                             get_id=_worker.worker_id, dumps=_worker.identity, loads=_worker.load_task,
                             pack_exception=_worker.pack_exception, raise_exception=_raise_remote,
-                            rerun_exceptions_locally=False, chunksize=self.chunksize,
+                            rerun_exceptions_locally=False, chunksize=self._chunksize_for(dsk),
                             callbacks=kwargs.get("callbacks"))
             return _materialize(out, self._client)
         except BaseException as e:
@@ -99,6 +103,15 @@ class Scheduler:
             self._pool.drain()
 
     get = __call__
+
+    def _chunksize_for(self, dsk):
+        if self.chunksize is not None:
+            return self.chunksize
+        try:
+            tasks = len(dsk)
+        except TypeError:
+            return 1
+        return AUTO_CHUNKSIZE if tasks >= AUTO_CHUNK_MIN_TASKS_PER_WORKER * self._pool.size else 1
 
     @property
     def closed(self):

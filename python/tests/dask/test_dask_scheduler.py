@@ -245,3 +245,13 @@ def test_starts_the_store_when_none_serves_and_it_goes_with_the_caller(tmp_path)
         assert not os.path.exists(os.path.join(fresh, "depot.sock")), "the daemon it started outlived it"
     finally:
         shutil.rmtree(fresh, ignore_errors=True)
+
+
+def test_graphs_of_very_many_tasks_go_in_batches_and_compute_the_same(scheduler, clean_store):
+    from depot.dask.scheduler import AUTO_CHUNK_MIN_TASKS_PER_WORKER, AUTO_CHUNKSIZE
+    n = AUTO_CHUNK_MIN_TASKS_PER_WORKER * scheduler._pool.size
+    assert scheduler._chunksize_for({i: i for i in range(n - 1)}) == 1
+    assert scheduler._chunksize_for({i: i for i in range(n)}) == AUTO_CHUNKSIZE
+    parts = [dask.delayed(lambda i: i * 2, pure=True)(i) for i in range(n)]
+    total = dask.delayed(sum)(parts)
+    assert total.compute(scheduler=scheduler) == 2 * sum(range(n))

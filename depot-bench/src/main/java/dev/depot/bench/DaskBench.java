@@ -68,6 +68,13 @@ final class DaskBench implements Benchmark {
             ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
             pb.environment().put("PYTHONPATH", python.toString());
             Process p = pb.start();
+            // the driver, and whatever it started (its workers, Ray, a LocalCluster), go with this JVM even when it
+            // is stopped by a signal, which skips the finally below
+            Thread reaper = new Thread(() -> {
+                p.descendants().forEach(ProcessHandle::destroyForcibly);
+                p.destroyForcibly();
+            }, "depot-dask-bench-reaper");
+            Runtime.getRuntime().addShutdownHook(reaper);
             try (BufferedReader r = new BufferedReader(
                      new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String line = r.readLine(); line != null; line = r.readLine()) {
@@ -85,6 +92,11 @@ final class DaskBench implements Benchmark {
             } finally {
                 p.destroyForcibly();
                 p.waitFor();
+                try {
+                    Runtime.getRuntime().removeShutdownHook(reaper);
+                } catch (IllegalStateException shuttingDown) {
+                    // the hook runs anyway
+                }
             }
         } finally {
             BenchStore.deleteTree(dir); // the resources and the __pycache__ of their imports

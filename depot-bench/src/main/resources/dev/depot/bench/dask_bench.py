@@ -254,13 +254,15 @@ def case_pipeline(s, extra, quick, directory, capacity):
     reps = 1 if quick else 3
     runs = {"depot": measure(g, s, extra, 2 if quick else reps, peak_run=not quick)}
     runs["threads"] = measure(g, "threads", extra, reps, warm=not quick, peak_run=not quick)
-    runs["processes"] = measure(g, "processes", extra, reps, warm=not quick, peak_run=not quick)
+    # Dask's process scheduler starts a new pool for every compute, so a warm-up would not warm it; one run (it
+    # takes tens of seconds at this size)
+    runs["processes"] = measure(g, "processes", extra, 1, warm=False, peak_run=not quick)
     missing = {}
     if not quick:
         why = ray_missing()
         if why is None:
             with dask_on_ray() as ray_get:
-                runs["dask_on_ray"] = measure(g, ray_get, extra, reps)
+                runs["dask_on_ray"] = measure(g, ray_get, extra, 2)
         else:
             missing["dask_on_ray"] = why
     figures = figures_of("depot", *runs["depot"])
@@ -328,7 +330,7 @@ def run_local_cluster_part(directory, params):
     out = {"depot_" + k: v for k, v in out.items()}
     out.update(figures_of("threads", *measure(g, "threads", extra, p["reps"])))
     with local_cluster() as get:
-        out.update(figures_of("local_cluster", *measure(g, get, extra, p["reps"])))
+        out.update(figures_of("local_cluster", *measure(g, get, extra, 2)))
     print(json.dumps(out), flush=True)
 
 
@@ -354,8 +356,10 @@ def case_broadcast(s, extra, quick):
             del tasks
     figures = depot_m.figures()
     figures["array_bytes"] = nbytes
-    per_copy = {k: round((v - depot_m.base) / nbytes, 3) for k, v in depot_m.phases.items()}
-    figures["peak_above_start_per_copy"] = round((depot_m.peak - depot_m.base) / nbytes, 3)
+    # a phase shorter than the sampling interval may have no sample: the whole run's peak stands in for it
+    overall = round((depot_m.peak - depot_m.base) / nbytes, 3)
+    per_copy = {k: round((v - depot_m.base) / nbytes, 3) if v else overall for k, v in depot_m.phases.items()}
+    figures["peak_above_start_per_copy"] = overall
     figures["tasks_peak_above_start_per_copy"] = per_copy["tasks"]
     figures["share_peak_above_start_per_copy"] = per_copy["share"]
     # Dask's process scheduler pickles the array into every task it submits, and submits all 16 at once: about
@@ -376,7 +380,7 @@ def case_broadcast(s, extra, quick):
     baseline = proc_m.figures("processes_")
     baseline["processes_array_bytes"] = proc_bytes
     baseline["processes_peak_above_start_per_copy"] = round((proc_m.peak - proc_m.base) / proc_bytes, 3)
-    proc_per_copy = (proc_m.phases["tasks"] - proc_m.base) / proc_bytes
+    proc_per_copy = ((proc_m.phases["tasks"] or proc_m.peak) - proc_m.base) / proc_bytes
     baseline["processes_tasks_peak_above_start_per_copy"] = round(proc_per_copy, 3)
     if proc_bytes != nbytes:
         note("broadcast: the process scheduler got a %d MiB array (%d MiB available; it needs ~34 copies)"
@@ -390,7 +394,7 @@ def case_broadcast(s, extra, quick):
 def case_overhead(s, extra, quick):
     n = 2000 if quick else 10000
     g = overhead_graph(n)
-    depot_best, depot_peak = measure(g, s, extra, 2 if quick else 3, peak_run=not quick)
+    depot_best, depot_peak = measure(g, s, extra, 2, peak_run=not quick)
     proc_best, proc_peak = measure(g, "processes", extra, 1, warm=False, peak_run=not quick)
     figures = {"tasks": n, "per_task_us": round(depot_best.wall / n * 1e6, 2)}
     figures.update(figures_of("depot", depot_best, depot_peak))
@@ -420,6 +424,7 @@ def dask_compute_small(scheduler):
 
 CACHE_CHILD = r"""
 import sys, time, dask, depot.dask
+import numpy  # as the user's program has: not part of the timed compute
 sys.path.insert(0, sys.argv[1])
 import dask_bench
 g = dask_bench.cache_graph(int(sys.argv[3]), int(sys.argv[4]))
@@ -480,8 +485,19 @@ def _reexec_in_env(argv):
     os.execv(python, [python, os.path.abspath(__file__), *argv])
 
 
+def _die_with_parent():
+    """The benchmark's JVM kills this driver when it stops; if the JVM itself is killed, the kernel does (Linux)."""
+    try:
+        import ctypes
+        import signal
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def main(argv):
     directory, capacity = argv[0], argv[1]
+    _die_with_parent()
     quick = "--quick" in argv[2:]
     cases = argv[argv.index("--cases") + 1] if "--cases" in argv[2:] else "abcd"
     if "--part" in argv[2:]:

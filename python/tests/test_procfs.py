@@ -1,0 +1,28 @@
+"""depot._procfs, the benchmarks' /proc reader: the process tree includes children that any thread started."""
+
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from depot._procfs import cpu_seconds, process_tree
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+def test_process_tree_includes_children_started_by_other_threads():
+    started = []
+    thread = threading.Thread(target=lambda: started.append(subprocess.Popen([sys.executable, "-c", "input()"],
+                                                                             stdin=subprocess.PIPE)))
+    thread.start()
+    thread.join()
+    child = started[0]
+    try:
+        assert child.pid in process_tree([os.getpid()])
+        assert cpu_seconds(child.pid) >= 0.0
+    finally:
+        child.stdin.close()
+        child.wait()
+    assert child.pid not in process_tree([os.getpid()])
