@@ -27,9 +27,9 @@ PROTOCOL_VERSION = (VERSION_MAJOR, VERSION_MINOR)
 
 __all__ = [
     "ArgumentTypeError", "BadRequestError", "Client", "ClientClosedError", "Daemon", "DaemonNotRunningError",
-    "DaemonStartError", "DepotError", "Event", "NotSealedError", "ObjectExistsError", "ObjectFormatError", "ObjectId",
-    "ObjectInfo", "ObjectMissingError", "ObjectView", "ObjectWriter", "PROTOCOL_VERSION", "PermissionDeniedError",
-    "ProtocolError", "ResourceLimitError", "StoreFormatError", "StoreFullError", "StoreNotFoundError", "StoreStats", "Subscription",
-    "VersionMismatchError", "ViewReleasedError", "connect", "decode_array_metadata", "default_directory",
-    "encode_array_metadata", "is_array_metadata", "start",
+    "DaemonStartError", "DepotError", "Event", "NotSealedError", "ObjectExistsError", "ObjectFormatError",
+    "ObjectId", "ObjectInfo", "ObjectMissingError", "ObjectView", "ObjectWriter", "PROTOCOL_VERSION",
+    "PermissionDeniedError", "ProtocolError", "ResourceLimitError", "StoreFormatError", "StoreFullError",
+    "StoreNotFoundError", "StoreStats", "Subscription", "VersionMismatchError", "ViewReleasedError", "connect",
+    "decode_array_metadata", "default_directory", "encode_array_metadata", "is_array_metadata", "start",
 ]

@@ -6,11 +6,14 @@ object (the ``per_slice`` layout of ``depot.shuffle``): for frames whose columns
 of fixed-width types, each column's rows are gathered (``np.take``) straight into shared memory, one copy;
 other frames (object, string, categorical, extension columns, a MultiIndex, a Series) are stored with
 ``put_object``. It returns a ``MapOutput``: which objects it wrote and how many rows each holds (a few bytes
-per partition), which is all that travels through the scheduler. A barrier task gathers the map outputs; a
-reduce task reads its slice of every map in place, concatenates them in map order into its partition (one
-copy) and deletes the slices it read: Dask's graph is the coordinator (dependencies are the barrier, task
-errors are map failures), so the manifest and status records of ``depot.shuffle.Shuffle`` are not needed,
-and each reducer frees its slices as soon as it has read them.
+per partition), which is all that travels through the scheduler. A reduce task depends on every map's
+output, reads its slice of every map in place, concatenates them in map order into its partition (one copy;
+in a Depot worker straight into the object that holds its result) and deletes the slices it read: Dask's
+graph is the coordinator (its dependencies are the barrier, task errors are map failures), so the manifest and
+status records of ``depot.shuffle.Shuffle`` are not needed, and each reducer frees its slices as soon as it
+has read them. Outside a depot.dask worker a ``MapOutput`` owns its slices: when Dask drops it (after the last
+reducer, or when a compute fails) what is left of them is deleted; in a depot.dask worker the slices carry the
+compute's id prefix, which the scheduler sweeps when a compute fails.
 
 Rows go to partitions as in Dask's own task shuffle (the ``_partitions`` column when there is one, else the
 hash of the columns as ``shuffle_group`` computes it), in input order within each slice, so the result is the

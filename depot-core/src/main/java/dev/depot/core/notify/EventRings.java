@@ -147,15 +147,13 @@ public final class EventRings {
         return Atomics.getLongVolatile(region, ringOffset(ring) + OWNER_OFFSET);
     }
 
-    /** Subscribers now (rings owned by an identity, live or not yet reaped). */
+    /**
+     * Subscribers now: rings that events are published to (live subscribers, and dead ones not yet reaped). A ring
+     * being claimed counts only once its subscriber is turned on, so an event published after this count rose is
+     * delivered to it (a count of claimed rings let a caller publish between the claim and the turning on).
+     */
     public int subscriberCount() {
-        int n = 0;
-        for (int ring = 0; ring < SUBSCRIBERS; ring++) {
-            if (owner(ring) != 0) {
-                n++;
-            }
-        }
-        return n;
+        return Integer.bitCount(activeMask());
     }
 
     /**

@@ -23,7 +23,8 @@ import java.nio.charset.StandardCharsets;
  *   <li>spill: the spiller writes the object's data and metadata to a file while the entry stays SEALED
  *       (immutable, readable meanwhile), renames it into place, then {@link #commitSpill}: under the lock, CAS
  *       SEALED to EVICTING(me), scan pins (Dekker with pinners, as eviction); unpinned: free the block and
- *       publish SPILLED (release); pinned: back to SEALED and the file is discarded.</li>
+ *       publish SPILLED (release); pinned: back to SEALED (the spiller keeps the file as a copy: the object
+ *       is immutable).</li>
  *   <li>restore: a reader CASes SPILLED to RESTORE_WANTED and wakes the spiller; {@link #beginRestore} (lock)
  *       allocates a block, points the entry at it and publishes RESTORING(me); the spiller reads the file into
  *       it; {@link #finishRestore} publishes SEALED (release: the data is visible with it) and notifies the

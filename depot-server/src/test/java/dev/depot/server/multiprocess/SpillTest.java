@@ -190,6 +190,28 @@ class SpillTest {
         }
     }
 
+    @Test
+    void shouldDropCopiesOfResidentObjectsBeforeFailingAtTheSpillLimit() throws Exception {
+        long block = dev.depot.core.heap.HeapBlockDescriptor.blockSizeFor(SIZE, 1);
+        long limit = 8 * block;
+        server = DepotServer.start(config().withSpillLimit(limit), msg -> { });
+        try (DepotClient depot = DepotClient.open(temp.dir())) {
+            int count = 12;
+            for (int i = 0; i < count; i++) {
+                putKeep(depot, SpillChildren.name("q", i));
+            }
+            // Reading everything back restores the spilled ones (their files stay as copies) and spills others:
+            // without dropping copies the directory would pass its limit and the restores would fail.
+            for (int round = 0; round < 2; round++) {
+                assertAllVerified(depot, "q", count);
+            }
+            try (Stream<Path> files = Files.list(spillDir)) {
+                long bytes = files.filter(p -> p.toString().endsWith(".spill")).count() * block;
+                assertTrue(bytes <= limit, "the directory holds " + bytes + " bytes of files, limit " + limit);
+            }
+        }
+    }
+
     private Path spillFileOf(String name) throws IOException {
         String prefix = Payloads.id(name, SIZE).toHex() + ".";
         try (Stream<Path> s = Files.list(spillDir)) {
