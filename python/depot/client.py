@@ -155,6 +155,8 @@ class Client:
     def _call(self, type_, body=b"", many=False):
         with self._lock:
             self._reader_for_get()
+            if self._deferred_local_aborts:
+                self._abort_deferred_locally()
             conn = self._conn
             if conn.broken is not None and conn.lost:
                 self._reconnect(conn.broken)
