@@ -59,6 +59,9 @@ final class PipelineBench implements Benchmark {
         }
         m.put("objects_per_s", s.objectsPerSecond());
         m.put("consumer_faults_per_object", s.consumerFaultsPerObject());
+        if (s.producerFaultsPerObject() >= 0) {
+            m.put("producer_faults_per_object", s.producerFaultsPerObject());
+        }
         s.profile().forEach(m::put);
         m.put("gib_per_s", s.gibPerSecond());
         return m;
