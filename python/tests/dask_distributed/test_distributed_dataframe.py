@@ -92,13 +92,39 @@ def test_dataframe_shuffles_on_the_cluster_go_through_depot_and_equal_dask(clust
         expected = op(ddf, TASKS).compute(scheduler="sync")
     result = op(ddf, {})  # no method: "depot" on a depot:// cluster
     assert _uses_depot(result)
-    before = sum(w.get("stored_in_place", 0) for w in _counters(client).values())
+    before = _total(client, "kept_private")
     got = client.compute(result).result()
-    # plain columns: the reducers built their partitions in the store, the workers did not copy them again
-    in_place = sum(w.get("stored_in_place", 0) for w in _counters(client).values()) - before
-    assert in_place == 0 if strings else in_place > 0
+    # the reducers' partitions stayed in their workers' memory: nothing asked for them from another worker
+    assert _total(client, "kept_private") - before == result.npartitions
     pd.testing.assert_frame_equal(got, expected, check_index_type=False)
     del got, result
+    _wait_empty(c.depot_dir)
+
+
+def _total(client, counter):
+    return sum(w.get(counter, 0) for w in _counters(client).values())
+
+
+def test_a_shuffled_partition_read_on_another_worker_goes_there_by_id(cluster):
+    c, client = cluster
+    ddf = _frame()
+    with dask.config.set({"depot.auto-shuffle": False}):
+        expected = ddf.shuffle("key", **TASKS).compute(scheduler="sync")
+    shuffled = ddf.shuffle("key").persist()
+    parts = client.futures_of(shuffled)
+    distributed.wait(parts)
+    who_has = client.who_has(parts)  # keyed by the keys' strings in distributed 2022.12
+    who = {f.key: who_has.get(f.key) or who_has[str(f.key)] for f in parts}
+    workers = sorted(client.scheduler_info()["workers"])
+    published, received = _total(client, "published"), _total(client, "received_by_id")
+    # each partition read by a task on the worker that does not hold it
+    moved = [client.submit(lambda part: part.copy(), f, workers=[w for w in workers if w not in who[f.key]],
+                           pure=False) for f in parts]
+    got = pd.concat(client.gather(moved))
+    assert _total(client, "published") - published == len(parts)  # stored in Depot when first asked for
+    assert _total(client, "received_by_id") - received == len(parts)  # and sent as an id
+    pd.testing.assert_frame_equal(got, expected, check_index_type=False)
+    del got, moved, parts, shuffled
     _wait_empty(c.depot_dir)
 
 
