@@ -68,21 +68,23 @@ class ShuffleSpec:
 
 class MapOutput:
     """What a map task wrote: the id prefix and nonce its slice ids derive from, the rows of each partition's
-    slice, and the codec (``RAW`` with the schema, or ``PICKLED``)."""
+    slice, the codec (``RAW`` with the schema, or ``PICKLED``) and, when the input's index was a RangeIndex
+    stored as row positions, its (start, step)."""
 
-    __slots__ = ("map", "prefix", "nonce", "rows", "kind", "schema", "__weakref__")
+    __slots__ = ("map", "prefix", "nonce", "rows", "kind", "schema", "index_range", "__weakref__")
 
-    def __init__(self, map_index, prefix, nonce, rows, kind, schema):
+    def __init__(self, map_index, prefix, nonce, rows, kind, schema, index_range=None):
         self.map = map_index
         self.prefix = prefix
         self.nonce = nonce
         self.rows = rows
         self.kind = kind
         self.schema = schema
+        self.index_range = index_range
 
     def __reduce__(self):
         # a copy (in another process, or Dask's) never owns the slices: only the map task's own object does
-        return MapOutput, (self.map, self.prefix, self.nonce, self.rows, self.kind, self.schema)
+        return MapOutput, (self.map, self.prefix, self.nonce, self.rows, self.kind, self.schema, self.index_range)
 
     def slice_id(self, partition):
         digest = hashlib.sha256(self.nonce + struct.pack("<Q", partition)).digest()
@@ -135,24 +137,63 @@ def partition_ids(df, columns, npartitions):
 
 
 # ---- the raw codec: fixed-width NumPy columns, each 64-byte aligned ---------------------------------------
+#
+# A RangeIndex (what reading files, from_map and from_pandas give every partition) is not stored as its int64
+# values but as each row's position in the input partition, 32 bits wide when the partition has fewer than
+# 2**31 rows (schema entry RANGE + the positions' dtype): a third less to write into and read from shared
+# memory for a frame of two 8-byte columns. The reducer turns them back into the values, start + step *
+# position, the int64 index Dask's task shuffle gives (a RangeIndex taken row by row is an Int64Index).
+
+RANGE = "range"
 
 
 def _raw_schema(df, ignore_index):
-    """[(index name or None, dtype str)] for the index (unless ignored), then one dtype str per column; None
-    when some column or the index is not a plain fixed-width NumPy array."""
+    """The dtype str of the index (unless ignored; RANGE + the positions' dtype for a RangeIndex), then one
+    per column; None when some column or the index is not a plain fixed-width NumPy array."""
     import pandas as pd
     if not isinstance(df, pd.DataFrame):
         return None
     dtypes = []
     if not ignore_index:
-        if isinstance(df.index, pd.MultiIndex) or not _plain(df.index.dtype):
+        if isinstance(df.index, pd.RangeIndex):
+            dtypes.append(RANGE + np.dtype(np.int32 if len(df) < 2 ** 31 else np.int64).str)
+        elif isinstance(df.index, pd.MultiIndex) or not _plain(df.index.dtype):
             return None
-        dtypes.append(df.index.dtype.str)
+        else:
+            dtypes.append(df.index.dtype.str)
     for dtype in df.dtypes:
         if not _plain(dtype):
             return None
         dtypes.append(dtype.str)
     return tuple(dtypes)
+
+
+def _stored_dtype(s):
+    return np.dtype(s[len(RANGE):] if s.startswith(RANGE) else s)
+
+
+def _output_dtype(s):
+    return np.dtype(np.int64) if s.startswith(RANGE) else np.dtype(s)
+
+
+def _index_range(df, schema):
+    """(start, step) of a RangeIndex stored as positions, else None."""
+    if schema and schema[0].startswith(RANGE):
+        return int(df.index.start), int(df.index.step)
+    return None
+
+
+def _decode(out, stored, index_range):
+    """``out[:] = stored``, and the RangeIndex values of positions ``stored`` when ``index_range`` is given."""
+    if index_range is None:
+        out[:] = stored
+        return
+    start, step = index_range
+    if step == 1:
+        np.add(stored, start, out=out, casting="unsafe")
+    else:
+        np.multiply(stored, step, out=out, casting="unsafe")
+        out += start
 
 
 def _plain(dtype):
@@ -163,14 +204,16 @@ def _layout(schema, rows):
     """(offset, dtype) of each array of a raw slice of ``rows`` rows, and its total size."""
     out, at = [], 0
     for s in schema:
-        dtype = np.dtype(s)
+        dtype = _stored_dtype(s)
         out.append((at, dtype))
         at += -(-rows * dtype.itemsize // _ALIGN) * _ALIGN
     return out, at
 
 
-def _arrays(df, ignore_index):
-    arrays = [] if ignore_index else [df.index.to_numpy()]
+def _arrays(df, ignore_index, index_range=None):
+    """The arrays a raw slice is gathered from: the index's (None for a RangeIndex stored as positions), then
+    every column's."""
+    arrays = [] if ignore_index else [None if index_range is not None else df.index.to_numpy()]
     return arrays + [df.iloc[:, j].to_numpy() for j in range(df.shape[1])]
 
 
@@ -193,11 +236,12 @@ def map_partition(df, spec, map_index=-1):
     if spec.partitions is not None:
         rows[[p for p in range(n) if p not in spec.partitions]] = 0
     schema = _raw_schema(df, spec.ignore_index)
+    index_range = _index_range(df, schema)
     out = MapOutput(map_index, prefix, os.urandom(8), tuple(int(r) for r in rows), RAW if schema else PICKLED,
-                    schema)
+                    schema, index_range)
     written = []
     try:
-        arrays = _arrays(df, spec.ignore_index) if schema else None
+        arrays = _arrays(df, spec.ignore_index, index_range) if schema else None
         for p in range(n):
             if rows[p] == 0:
                 continue
@@ -235,8 +279,13 @@ def _write_raw(client, oid, arrays, schema, take):
     try:
         data = w.data
         for (offset, dtype), array in zip(where, arrays):
-            # mode="clip": the indices are valid, and the default ("raise") gathers into a temporary first
-            np.take(array, take, out=np.frombuffer(data, dtype=dtype, count=len(take), offset=offset), mode="clip")
+            out = np.frombuffer(data, dtype=dtype, count=len(take), offset=offset)
+            if array is None:  # a RangeIndex: the rows' positions
+                np.copyto(out, take, casting="unsafe")
+            else:
+                # mode="clip": the indices are valid, and the default ("raise") gathers into a temporary first
+                np.take(array, take, out=out, mode="clip")
+            del out
         del data
         w.seal()
     except BaseException:
@@ -302,18 +351,20 @@ def _concat_raw(spec, parts, views, client, prefix):
 
     def fill(j, out):
         at = 0
-        for (_, rows), where, view in zip(parts, layouts, views):
+        decode = j == 0 and not spec.ignore_index
+        for (o, rows), where, view in zip(parts, layouts, views):
             offset, dtype = where[j]
-            out[at:at + rows] = np.frombuffer(view.data, dtype=dtype, count=rows, offset=offset)
+            _decode(out[at:at + rows], np.frombuffer(view.data, dtype=dtype, count=rows, offset=offset),
+                    o.index_range if decode else None)
             at += rows
 
     sink = _result_sink(client)
     if sink is not None:
         oid = ObjectId(prefix + os.urandom(ID_LENGTH - len(prefix)))
-        frame = _frame_of(spec, [np.empty(total, np.dtype(s)) for s in schema], total)  # pages untouched
+        frame = _frame_of(spec, [np.empty(total, _output_dtype(s)) for s in schema], total)  # pages untouched
         if _store_frame(client, oid, frame, fill, spec.ignore_index):
             return sink(oid)
-    arrays = [np.empty(total, dtype=np.dtype(s)) for s in schema]
+    arrays = [np.empty(total, dtype=_output_dtype(s)) for s in schema]
     for j, out in enumerate(arrays):
         fill(j, out)
     return _frame_of(spec, arrays, total)
@@ -413,7 +464,10 @@ def _concat_frames(spec, parts, views, client):
     for (o, rows), view in zip(parts, views):
         if o.kind == RAW:
             where, _ = _layout(o.schema, rows)
-            arrays = [np.frombuffer(view.data, dtype=d, count=rows, offset=off).copy() for off, d in where]
+            arrays = [np.empty(rows, _output_dtype(s)) for s in o.schema]
+            for j, ((off, d), out) in enumerate(zip(where, arrays)):
+                _decode(out, np.frombuffer(view.data, dtype=d, count=rows, offset=off),
+                        o.index_range if j == 0 and not spec.ignore_index else None)
             index = pd.RangeIndex(rows) if spec.ignore_index else pd.Index(arrays.pop(0), name=spec.meta.index.name)
             f = pd.DataFrame(dict(enumerate(arrays)), index=index)
             f.columns = spec.meta.columns
