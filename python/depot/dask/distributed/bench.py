@@ -188,9 +188,9 @@ def run(quick, store_dir, frame_mib=None, shuffle_only=False, shuffle_runs=2):
     reps = 1 if quick else 5
     results_count = 100 if quick else 2000
     frame_bytes = (frame_mib or (8 if quick else 2048)) * MIB
-    # the shuffle's slices: the frame and its index (1.5x the frame), with room to spare; its output partitions
-    # stay in the workers' memory
-    capacity = max((1 << 30) if quick else (2 << 30), 2 * frame_bytes)
+    # the shuffle's slices, 20 bytes a row (the key, the value and the row's position: 1.25x the frame), with a
+    # fifth to spare; its output partitions stay in the workers' memory
+    capacity = max((1 << 30) if quick else (2 << 30), 3 * frame_bytes // 2)
     results = {}
     plain = dict(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
     clusters = (

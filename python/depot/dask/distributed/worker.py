@@ -60,7 +60,8 @@ class Worker(distributed.Worker):
                  **kwargs):
         self.depot_counters = {"sent_by_id": 0, "sent_by_id_bytes": 0, "sent_plain": 0, "sent_remote": 0,
                                "received_by_id": 0,
-                               "received_by_id_bytes": 0, "stored": 0, "stored_bytes": 0, "swept": 0}
+                               "received_by_id_bytes": 0, "stored": 0, "stored_bytes": 0, "swept": 0,
+                               "kept_private": 0, "published": 0}
         self.depot_client = None
         self.depot_store = None
         try:
