@@ -140,3 +140,25 @@ def test_a_failing_map_on_the_cluster_leaves_nothing(cluster):
     with pytest.raises(ValueError, match="map input broken"):
         client.compute(ddf.map_partitions(boom, meta=ddf._meta).set_index("key", divisions=[0, 10, 20, 39])).result()
     _wait_empty(c.depot_dir)
+
+
+def test_a_value_kept_private_stays_in_worker_memory_until_a_peer_of_the_store_asks(cluster):
+    from depot.dask.distributed.data import DepotData, DepotRef, sending_by_id
+    from depot.ids import ObjectId
+    c, _ = cluster
+    with depot.connect(c.depot_dir) as client:
+        data = DepotData(client, inline_bytes=1024)
+        frame = pd.DataFrame({"v": np.arange(10000.0)})
+        data.keep_private(frame)
+        data["kept"] = frame
+        data["stored"] = pd.DataFrame({"v": np.arange(10000.0)})  # not kept private: into Depot at once
+        assert data["kept"] is frame and not data.is_shared("kept") and data.is_shared("stored")
+        with sending_by_id():  # a peer of the same store asks: stored now, sent as an id
+            ref = data["kept"]
+        assert isinstance(ref, DepotRef) and data.is_shared("kept")
+        assert (data.counters["kept_private"], data.counters["published"]) == (1, 1)
+        got = client.get_object(ObjectId(ref.oid), timeout=0)
+        pd.testing.assert_frame_equal(got, frame)
+        del got
+        data.clear()
+    _wait_empty(c.depot_dir)
