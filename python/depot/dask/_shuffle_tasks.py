@@ -12,9 +12,10 @@ in a depot.dask worker straight into the object that holds its result; in a depo
 process memory, which the worker puts into Depot only if a peer asks for it) and deletes the slices it read: Dask's
 graph is the coordinator (its dependencies are the barrier, task errors are map failures), so the manifest and
 status records of ``depot.shuffle.Shuffle`` are not needed, and each reducer frees its slices as soon as it
-has read them. Outside a depot.dask worker a ``MapOutput`` owns its slices: when Dask drops it (after the last
+has read them. Outside Depot's workers a ``MapOutput`` owns its slices: when Dask drops it (after the last
 reducer, or when a compute fails) what is left of them is deleted; in a depot.dask worker the slices carry the
-compute's id prefix, which the scheduler sweeps when a compute fails.
+compute's id prefix, which the scheduler sweeps when a compute fails; in a depot.dask.distributed worker the
+worker deletes what is left once no worker holds the map's key any more (``DepotData.on_slices_dropped``).
 
 Rows go to partitions as in Dask's own task shuffle (the ``_partitions`` column when there is one, else the
 hash of the columns as ``shuffle_group`` computes it), in input order within each slice, so the result is the
@@ -114,7 +115,9 @@ def _client(directory):
             worker = None
         client = getattr(worker, "depot_client", None)
         if client is not None:
-            return client, prefix, True
+            # the worker's mapping deletes what is left when the key is gone from every worker (not when the
+            # Active Memory Manager drops this worker's copy while another worker's reducers still need it)
+            return client, prefix, False
     from ._objects import shared_client
     return shared_client(directory), prefix, True
 

@@ -162,3 +162,29 @@ def test_a_value_kept_private_stays_in_worker_memory_until_a_peer_of_the_store_a
         del got
         data.clear()
     _wait_empty(c.depot_dir)
+
+
+def test_a_map_output_copy_the_memory_manager_drops_leaves_the_slices_to_the_reducers(cluster):
+    """A map's output held by two workers (its own, and the one whose reducer fetched it): when Dask's Active
+    Memory Manager drops the map worker's copy, the slices stay for the reducers still to run."""
+    from depot.dask._shuffle_tasks import reduce_partition
+    c, client = cluster
+    ddf = _frame()
+    with dask.config.set({"depot.auto-shuffle": False}):
+        expected = ddf.shuffle("key", **TASKS).compute(scheduler="sync")
+    graph = dict(ddf.shuffle("key").__dask_graph__())
+    reducers = sorted(k for k in graph if isinstance(k, tuple) and str(k[0]).startswith("depot-shuffle-")
+                      and not str(k[0]).startswith("depot-shuffle-map-"))
+    spec, map_keys = graph[reducers[0]][1], graph[reducers[0]][3:]
+    maps = client.get(graph, list(map_keys), sync=False)
+    distributed.wait(maps)
+    client.replicate(maps, n=2)
+    client.amm.run_once()  # ReduceReplicas: one copy of each map output goes
+    deadline = time.monotonic() + 30
+    while any(len(ws) > 1 for ws in client.who_has(maps).values()):
+        assert time.monotonic() < deadline, "the memory manager dropped no copy"
+        time.sleep(0.05)
+    parts = client.gather([client.submit(reduce_partition, spec, p, *maps, pure=False) for p in range(len(reducers))])
+    pd.testing.assert_frame_equal(pd.concat(parts), expected, check_index_type=False)
+    del parts, maps
+    _wait_empty(c.depot_dir)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import os
+import sys
 import threading
 import warnings
 import weakref
@@ -125,6 +126,14 @@ def sweep_dead_writers(client):
     return deleted
 
 
+def _shuffle_slices(value):
+    """The ids of the slices a DataFrame shuffle map wrote, when ``value`` is its ``MapOutput``; else None."""
+    tasks = sys.modules.get("depot.dask._shuffle_tasks")  # not loaded: no value can be one
+    if tasks is None or not isinstance(value, tasks.MapOutput):
+        return None
+    return value.slice_ids()
+
+
 #: How long reading a key may wait for its object to be restored from the spill directory.
 RESTORE_TIMEOUT_S = 300
 
@@ -168,6 +177,9 @@ class DepotData(MutableMapping):
         self._on_demand = set()
         #: id(value) -> weak reference, for values that ``keep_private`` was told about and not stored yet
         self._private_next = {}
+        #: called with (key, slice ids) when a DataFrame shuffle map's output leaves this mapping (the worker
+        #: deletes the slices no reducer read once no worker holds the key); None: left alone
+        self.on_slices_dropped = None
         self._lock = threading.RLock()
         identity = _process.identity()
         self._id_prefix = (ID_MAGIC, identity >> 32, identity & 0xFFFFFFFF)
@@ -290,8 +302,12 @@ class DepotData(MutableMapping):
         with self._lock:
             shared = self._shared.pop(key, None)
             if shared is None:
-                del self._inline[key]
+                value = self._inline.pop(key)
                 self._on_demand.discard(key)
+                if self.on_slices_dropped is not None:
+                    slices = _shuffle_slices(value)
+                    if slices:
+                        self.on_slices_dropped(key, slices)
                 return
             shared.value = None  # drops our pin once nothing else in this process uses the object
             if shared.owned:
