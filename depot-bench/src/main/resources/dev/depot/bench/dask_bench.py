@@ -145,9 +145,11 @@ def pipeline(tasks, loops, n):
 
 
 def loops_for(seconds):
-    t = time.perf_counter()
+    """Loops of ``gil_task`` that take ``seconds`` of CPU, measured in CPU time of this thread: on a loaded machine
+    wall time would count the time other processes had the core, and make the tasks shorter than asked."""
+    t = time.thread_time()
     gil_task(0, 200000, 1)
-    per = (time.perf_counter() - t) / 200000
+    per = (time.thread_time() - t) / 200000
     return max(1000, int(seconds / per))
 
 
