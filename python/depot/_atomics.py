@@ -163,6 +163,15 @@ def futex_wait(address, expected, timeout_seconds):
             raise OSError(err, "futex wait failed: " + os.strerror(err))
 
 
+def futex_wake(address, count):
+    """Wakes up to ``count`` processes sleeping in ``futex_wait`` on the 32-bit word at ``address``."""
+    if _SYS_FUTEX is None:
+        raise DepotError("waking waiters needs the futex system call, whose number on %s this client does not"
+                         " know" % platform.machine())
+    _syscall(ctypes.c_long(_SYS_FUTEX), ctypes.c_void_p(address), ctypes.c_int(_FUTEX_WAKE),
+             ctypes.c_int(count), None, None, ctypes.c_int(0))
+
+
 def futex_wake_all(address):
     """Wakes every process sleeping in ``futex_wait`` on the 32-bit word at ``address``."""
     if _SYS_FUTEX is None:

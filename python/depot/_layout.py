@@ -29,10 +29,22 @@ class StoreHeaderDescriptor:
     HEAP_LENGTH_OFFSET = 64
     NOTIFICATION_OFFSET_OFFSET = 80
     DAEMON_IDENTITY_OFFSET = 128
+    ALLOC_LOCK_OFFSET = 256
+    USED_BYTES_OFFSET = 264
+    OBJECT_COUNT_OFFSET = 272
     PENDING_DELETES_OFFSET = 296
+    LOCK_WAITERS_OFFSET = 304
+    SPACE_SEQUENCE_OFFSET = 308
+    KEPT_BYTES_OFFSET = 312
+    KEPT_OBJECTS_OFFSET = 320
+    EVICTION_HAND_OFFSET = 328
     FUTEX_WAITERS_OFFSET = 384
+    SPACE_WAITERS_OFFSET = 388
+    EVICTING_SPACE_WAITERS_OFFSET = 392
     FUTEX_BUCKETS = 256
     FUTEX_WORDS_OFFSET = 512
+    FREE_BINS = 64
+    FREE_BINS_OFFSET = 1536
     SPILL_REQUEST_SEQUENCE_OFFSET = 2048
     SPILL_STATE_OFFSET = 2176
     SPILL_STATE_ON = 1
@@ -67,6 +79,7 @@ class IndexEntryDescriptor:
     METADATA_LENGTH_OFFSET = 28
     BLOCK_OFFSET_OFFSET = 32
     DATA_LENGTH_OFFSET = 40
+    CREATE_TIME_OFFSET = 48
     LAST_ACCESS_OFFSET = 56
     ENTRY_LENGTH = 64
     MAX_PROBE = 1024
@@ -74,13 +87,45 @@ class IndexEntryDescriptor:
     STATE_BITS = 8
     OWNER_SHIFT = 8
     OWNER_MASK = 0xFFFF
+    FLAGS_SHIFT = 24
+    FLAGS_MASK = 0xFF
     GENERATION_SHIFT = 32
+    FLAG_KEEP = 1
 
 
 class HeapBlockDescriptor:
     """A heap block's header; the object's data follows it (``dev.depot.core.heap.HeapBlockDescriptor``)."""
 
+    SIZE_OFFSET = 0
+    PREV_SIZE_OFFSET = 8
+    NEXT_FREE_OFFSET = 16
+    PREV_FREE_OFFSET = 24
+    OWNER_SLOT_OFFSET = 32
+    CLOCK_STAMP_OFFSET = 40
     HEADER_LENGTH = 64
+    ALIGNMENT = 64
+    FREE_BIT = 1
+
+
+class HeapAllocator:
+    """The allocator's policy constants (``dev.depot.core.heap.HeapAllocator``): Python allocates as Java does."""
+
+    FIRST_FIT_SCAN_LIMIT = 32
+    MIN_SPLIT = 64
+    SMALL_LIMIT_SHIFT = 8
+    SMALL_LIMIT_MIN = 65536
+
+
+class AllocationLock:
+    """The allocator lock's word values (``dev.depot.core.store.AllocationLock``): 0 free, client + 1 held."""
+
+    NEEDS_REBUILD = 0x1_0001
+
+
+class EventRings:
+    """Publishing to subscriber rings (``dev.depot.core.notify.EventRings``)."""
+
+    MAX_CLAIM_ATTEMPTS = 64
 
 
 class NotificationDescriptor:

@@ -56,6 +56,9 @@ class ClientSlot:
         self._high_water = 0
         self._lock = threading.Lock()
         self._closed = False
+        # objects this slot is creating without the daemon (CREATING entries naming the slot): while any is
+        # left the slot is not given back, so that the daemon's reaper settles them if the process dies
+        self._creating = 0
         # one entry while the slot is registered: popped (atomically) by whoever frees it
         self._registered = [True]
 
@@ -99,7 +102,16 @@ class ClientSlot:
             return  # the parent's pin: not ours to release
         atomics.put_long_volatile(self._records + position * CT.PIN_RECORD_LENGTH, 0)
         self._free.append(position)
-        if self._closed and len(self._free) == self.capacity:
+        if self._closed and len(self._free) == self.capacity and not self._creating:
+            self._release_slot()
+
+    def creating(self, delta):
+        """Counts an object this slot starts (+1) or stops (-1) creating; the slot is given back after the last
+        one once it is closed and holds no pin."""
+        with self._lock:
+            self._creating += delta
+            done = self._closed and self._creating == 0 and len(self._free) == self.capacity
+        if done and self.owned:
             self._release_slot()
 
     def unpin_quietly(self, position):
@@ -111,7 +123,8 @@ class ClientSlot:
         """No more pins; the slot is freed now if none is held, else when the last one is released."""
         with self._lock:
             self._closed = True
-        if self.owned and len(self._free) == self.capacity:
+            idle = len(self._free) == self.capacity and not self._creating
+        if self.owned and idle:
             self._release_slot()
 
     def _release_slot(self):
@@ -128,7 +141,7 @@ class ClientSlot:
     def __del__(self):
         # At interpreter exit (or a leaked client): give the slot back; the daemon would reclaim it anyway.
         try:
-            if self.owned and getattr(self, "_registered", None):
+            if self.owned and getattr(self, "_registered", None) and not self._creating:
                 self._release_slot()
         except Exception:
             pass

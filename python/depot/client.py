@@ -1,9 +1,11 @@
-"""The Depot client: gets straight from shared memory, writes and the rest through the daemon's socket.
+"""The Depot client: gets and writes straight in shared memory, the rest through the daemon's socket.
 
 ``get``, ``get_many``, ``contains``, ``get_array`` and releasing never talk to the daemon: the client has a
 slot of its own in the store's client table and pins objects there (``_index``, ``_pins``). Creating,
-sealing, deleting, listing, statistics and eviction are requests on the control socket (``_connection``).
-The store file is mapped once per process (``_mapping``).
+sealing and aborting do not either in the common case (``_local_writes``): only a create that needs room made
+(eviction, waiting, spilling) or meets a busy allocator lock goes to the daemon. Deleting, listing, statistics
+and eviction are requests on the control socket (``_connection``). The store file is mapped once per process
+(``_mapping``).
 """
 
 import getpass
@@ -16,6 +18,7 @@ from . import _wire as w
 from ._checks import MAX_SIZE, check_size, deadline_of, describe_timeout, timeout_millis
 from ._connection import SOCKET_NAME, Connection
 from ._index import IndexReader
+from ._local_writes import LocalWrites
 from ._mapping import STORE_FILE_NAME, check_directory, open_mapping
 from ._pins import ClientSlot
 from .errors import (ArgumentTypeError, BadRequestError, ClientClosedError, DaemonNotRunningError,
@@ -77,6 +80,10 @@ class Client:
         self._mapping = None
         self._slot = None
         self._reader = None
+        self._writes = None
+        # local creates whose abort a finaliser asked for: done by the next write or close (a finaliser may run
+        # while this thread holds the allocator lock, so it must not take it)
+        self._deferred_local_aborts = []
         self._conn = None
         self._connect()
         _clients.add(self)
@@ -98,6 +105,7 @@ class Client:
         self._mapping = mapping
         self._slot = slot
         self._reader = IndexReader(mapping, slot)
+        self._writes = LocalWrites(mapping, slot, self._reader)
         self._fork_generation = _process.fork_generation()
         welcome = conn.welcome
         self.protocol_version = (welcome.major, welcome.minor)
@@ -140,12 +148,15 @@ class Client:
             with self._views_lock:
                 self._views = weakref.WeakSet()
             self._writers = set()
+            self._deferred_local_aborts = []
             self._epoch += 1
             self._connect()
 
     def _call(self, type_, body=b"", many=False):
         with self._lock:
             self._reader_for_get()
+            if self._deferred_local_aborts:
+                self._abort_deferred_locally()
             conn = self._conn
             if conn.broken is not None and conn.lost:
                 self._reconnect(conn.broken)
@@ -167,7 +178,8 @@ class Client:
                                 % (self.directory, e)) from None
         self._conn.close()
         self._conn = conn
-        self._writers.clear()
+        # Writers the daemon made are gone with it; those made in shared memory are our slot's and carry on.
+        self._writers = {wr for wr in self._writers if wr._local is not None}
         self._epoch += 1
         self.daemon_pid = conn.welcome.daemon_pid
 
@@ -183,6 +195,13 @@ class Client:
         raw = _raw_id(oid)
         size = check_size(size, "object size", MAX_SIZE)
         metadata = self._metadata(metadata)
+        created = self._try_create_locally(raw, size, metadata, keep)
+        if created is not None:
+            writer = ObjectWriter(self, ObjectId(raw), created.data_offset, size,
+                                  self._mapping.span(created.data_offset, size, self._mapping, readonly=False),
+                                  self._epoch, created)
+            self._writers.add(writer)
+            return writer
         flags = (0 if evict else w.CREATE_FLAG_NO_EVICT) | (w.CREATE_FLAG_KEEP if keep else 0)
         tail = b""
         if timeout != 0:
@@ -197,6 +216,28 @@ class Client:
                               self._mapping.span(offset, size, self._mapping, readonly=False), self._epoch)
         self._writers.add(writer)
         return writer
+
+    def _try_create_locally(self, raw, size, metadata, keep):
+        """A LocalCreate made in shared memory, or None when the daemon must do it (see _local_writes)."""
+        self._reader_for_get()
+        if self._deferred_local_aborts:
+            self._abort_deferred_locally()
+        slot = self._slot
+        slot.creating(1)
+        try:
+            created = self._writes.try_create(raw, size, metadata, keep)
+        except BaseException:
+            slot.creating(-1)
+            raise
+        if created is None:
+            slot.creating(-1)
+        return created
+
+    def _abort_deferred_locally(self):
+        while self._deferred_local_aborts:
+            created = self._deferred_local_aborts.pop()
+            self._writes.abort(created)
+            self._slot.creating(-1)
 
     def _metadata(self, metadata):
         if not isinstance(metadata, (bytes, bytearray, memoryview)):
@@ -216,11 +257,26 @@ class Client:
         if not src.c_contiguous:
             raise BadRequestError("put needs a C-contiguous buffer")
         src = src.cast("B") if src.format != "B" or src.ndim != 1 else src
+        raw = _raw_id(oid)
+        if type(metadata) is not bytes or len(metadata) > self.max_metadata:
+            metadata = self._metadata(metadata)
+        n = src.nbytes
+        created = self._try_create_locally(raw, n, metadata, keep)
+        if created is not None:
+            # Created, filled and sealed in shared memory: no request to the daemon at all.
+            try:
+                self._mapping.mm[created.data_offset:created.data_offset + n] = src
+            except BaseException:
+                self._writes.abort(created)
+                self._slot.creating(-1)
+                raise
+            try:
+                self._writes.seal(created, raw, n, len(metadata))
+            finally:
+                self._slot.creating(-1)
+            return
         if src.nbytes <= w.PUT_MAX_INLINE and not keep and timeout == 0:
             # One round trip: the daemon creates, copies and seals.
-            raw = _raw_id(oid)
-            if type(metadata) is not bytes or len(metadata) > self.max_metadata:
-                metadata = self._metadata(metadata)
             flags = 0 if evict else w.CREATE_FLAG_NO_EVICT
             self._call(w.PUT_TYPE, b"".join((w.CREATE.pack(raw, flags, src.nbytes, len(metadata)), metadata, src)))
             return
@@ -229,10 +285,34 @@ class Client:
             writer.seal()
 
     def _seal(self, writer):
+        created = writer._local
+        if created is not None:
+            self._check_local_writer(writer, "seal")
+            self._writes.seal(created, bytes(writer.id), writer.size, created.metadata_length)
+            self._slot.creating(-1)
+            return
         self._check_writer(writer, "seal")
         self._call(w.SEAL_TYPE, w.ID.pack(bytes(writer.id)))
 
+    def _check_local_writer(self, writer, what):
+        if self._closed:
+            raise ClientClosedError("cannot %s object %s: this Depot client is closed" % (what, writer.id))
+        if self._fork_generation != _process.fork_generation():
+            raise ViewReleasedError("cannot %s object %s: it was created in the parent process" % (what, writer.id))
+
     def _abort(self, writer, exporter=None):
+        created = writer._local
+        if created is not None:
+            if self._closed or self._fork_generation != _process.fork_generation() or writer not in self._writers:
+                return  # closed (close aborted it) or the parent's
+            alive = exporter() if exporter is not None else None
+            if alive is not None:
+                # Its space is not reused under buffers still alive: aborted once the last is collected.
+                weakref.finalize(alive, self._deferred_local_aborts.append, created)
+                return
+            self._writes.abort(created)
+            self._slot.creating(-1)
+            return
         if self._closed or writer._epoch != self._epoch or writer not in self._writers:
             return  # its connection is gone (closed, reconnected, the parent's): the daemon aborted it or will
         if self._fork_generation != _process.fork_generation():
@@ -350,6 +430,7 @@ class Client:
         _, body = self._call(w.STAT_TYPE)
         figures = list(w.STAT.unpack_from(body))
         figures[-2] = self._slot.held() if self._slot.owned else 0
+        figures[-1] += sum(1 for writer in self._writers if writer._local is not None)
         return StoreStats(*figures)
 
     def evict(self, nbytes):
@@ -429,7 +510,16 @@ class Client:
                 for view in views:
                     view.release()
                 for writer in list(self._writers):
-                    writer.abort()
+                    if writer._local is not None and writer._state == "open":
+                        # Now, even under buffers still alive: a closed client gives back what it held.
+                        writer._state = "aborted"
+                        writer._data = None
+                        self._writes.abort(writer._local)
+                        self._slot.creating(-1)
+                        self._writers.discard(writer)
+                    else:
+                        writer.abort()
+                self._abort_deferred_locally()
                 for subscription in list(self._subscriptions):
                     subscription.close()
                 self._slot.close()

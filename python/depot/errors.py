@@ -82,6 +82,10 @@ class ProtocolError(DepotError):
     """The daemon's reply broke the protocol, or the connection to it was lost."""
 
 
+class StoreBusyError(DepotError):
+    """A live process held the store's allocator lock for the whole wait (stopped with SIGSTOP, say)."""
+
+
 class ViewReleasedError(DepotError, ValueError):
     """A view, writer or client was used after it was released, sealed, aborted or closed."""
 

@@ -95,9 +95,10 @@ class ObjectWriter:
     A context manager: leaving the ``with`` block without sealing aborts the object and frees its space.
     """
 
-    __slots__ = ("_client", "id", "offset", "size", "_data", "_exporter", "_state", "_epoch", "__weakref__")
+    __slots__ = ("_client", "id", "offset", "size", "_data", "_exporter", "_state", "_epoch", "_local",
+                 "__weakref__")
 
-    def __init__(self, client, oid, offset, size, data, epoch):
+    def __init__(self, client, oid, offset, size, data, epoch, local=None):
         self._client = client
         self.id = oid
         self.offset = offset
@@ -107,6 +108,8 @@ class ObjectWriter:
         self._state = "open"
         #: the connection (and process) it was created on: only that one can seal or abort it
         self._epoch = epoch
+        #: a LocalCreate when the client created it without the daemon (it is then sealed and aborted so too)
+        self._local = local
 
     @property
     def data(self):

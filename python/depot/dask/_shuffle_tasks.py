@@ -8,12 +8,14 @@ other frames (object, string, categorical, extension columns, a MultiIndex, a Se
 ``put_object``. It returns a ``MapOutput``: which objects it wrote and how many rows each holds (a few bytes
 per partition), which is all that travels through the scheduler. A reduce task depends on every map's
 output, reads its slice of every map in place, concatenates them in map order into its partition (one copy;
-in a Depot worker straight into the object that holds its result) and deletes the slices it read: Dask's
+in a depot.dask worker straight into the object that holds its result; in a depot.dask.distributed worker into
+process memory, which the worker puts into Depot only if a peer asks for it) and deletes the slices it read: Dask's
 graph is the coordinator (its dependencies are the barrier, task errors are map failures), so the manifest and
 status records of ``depot.shuffle.Shuffle`` are not needed, and each reducer frees its slices as soon as it
-has read them. Outside a depot.dask worker a ``MapOutput`` owns its slices: when Dask drops it (after the last
+has read them. Outside Depot's workers a ``MapOutput`` owns its slices: when Dask drops it (after the last
 reducer, or when a compute fails) what is left of them is deleted; in a depot.dask worker the slices carry the
-compute's id prefix, which the scheduler sweeps when a compute fails.
+compute's id prefix, which the scheduler sweeps when a compute fails; in a depot.dask.distributed worker the
+worker deletes what is left once no worker holds the map's key any more (``DepotData.on_slices_dropped``).
 
 Rows go to partitions as in Dask's own task shuffle (the ``_partitions`` column when there is one, else the
 hash of the columns as ``shuffle_group`` computes it), in input order within each slice, so the result is the
@@ -67,21 +69,23 @@ class ShuffleSpec:
 
 class MapOutput:
     """What a map task wrote: the id prefix and nonce its slice ids derive from, the rows of each partition's
-    slice, and the codec (``RAW`` with the schema, or ``PICKLED``)."""
+    slice, the codec (``RAW`` with the schema, or ``PICKLED``) and, when the input's index was a RangeIndex
+    stored as row positions, its (start, step)."""
 
-    __slots__ = ("map", "prefix", "nonce", "rows", "kind", "schema", "__weakref__")
+    __slots__ = ("map", "prefix", "nonce", "rows", "kind", "schema", "index_range", "__weakref__")
 
-    def __init__(self, map_index, prefix, nonce, rows, kind, schema):
+    def __init__(self, map_index, prefix, nonce, rows, kind, schema, index_range=None):
         self.map = map_index
         self.prefix = prefix
         self.nonce = nonce
         self.rows = rows
         self.kind = kind
         self.schema = schema
+        self.index_range = index_range
 
     def __reduce__(self):
         # a copy (in another process, or Dask's) never owns the slices: only the map task's own object does
-        return MapOutput, (self.map, self.prefix, self.nonce, self.rows, self.kind, self.schema)
+        return MapOutput, (self.map, self.prefix, self.nonce, self.rows, self.kind, self.schema, self.index_range)
 
     def slice_id(self, partition):
         digest = hashlib.sha256(self.nonce + struct.pack("<Q", partition)).digest()
@@ -111,7 +115,9 @@ def _client(directory):
             worker = None
         client = getattr(worker, "depot_client", None)
         if client is not None:
-            return client, prefix, True
+            # the worker's mapping deletes what is left when the key is gone from every worker (not when the
+            # Active Memory Manager drops this worker's copy while another worker's reducers still need it)
+            return client, prefix, False
     from ._objects import shared_client
     return shared_client(directory), prefix, True
 
@@ -134,24 +140,63 @@ def partition_ids(df, columns, npartitions):
 
 
 # ---- the raw codec: fixed-width NumPy columns, each 64-byte aligned ---------------------------------------
+#
+# A RangeIndex (what reading files, from_map and from_pandas give every partition) is not stored as its int64
+# values but as each row's position in the input partition, 32 bits wide when the partition has fewer than
+# 2**31 rows (schema entry RANGE + the positions' dtype): a third less to write into and read from shared
+# memory for a frame of two 8-byte columns. The reducer turns them back into the values, start + step *
+# position, the int64 index Dask's task shuffle gives (a RangeIndex taken row by row is an Int64Index).
+
+RANGE = "range"
 
 
 def _raw_schema(df, ignore_index):
-    """[(index name or None, dtype str)] for the index (unless ignored), then one dtype str per column; None
-    when some column or the index is not a plain fixed-width NumPy array."""
+    """The dtype str of the index (unless ignored; RANGE + the positions' dtype for a RangeIndex), then one
+    per column; None when some column or the index is not a plain fixed-width NumPy array."""
     import pandas as pd
     if not isinstance(df, pd.DataFrame):
         return None
     dtypes = []
     if not ignore_index:
-        if isinstance(df.index, pd.MultiIndex) or not _plain(df.index.dtype):
+        if isinstance(df.index, pd.RangeIndex):
+            dtypes.append(RANGE + np.dtype(np.int32 if len(df) < 2 ** 31 else np.int64).str)
+        elif isinstance(df.index, pd.MultiIndex) or not _plain(df.index.dtype):
             return None
-        dtypes.append(df.index.dtype.str)
+        else:
+            dtypes.append(df.index.dtype.str)
     for dtype in df.dtypes:
         if not _plain(dtype):
             return None
         dtypes.append(dtype.str)
     return tuple(dtypes)
+
+
+def _stored_dtype(s):
+    return np.dtype(s[len(RANGE):] if s.startswith(RANGE) else s)
+
+
+def _output_dtype(s):
+    return np.dtype(np.int64) if s.startswith(RANGE) else np.dtype(s)
+
+
+def _index_range(df, schema):
+    """(start, step) of a RangeIndex stored as positions, else None."""
+    if schema and schema[0].startswith(RANGE):
+        return int(df.index.start), int(df.index.step)
+    return None
+
+
+def _decode(out, stored, index_range):
+    """``out[:] = stored``, and the RangeIndex values of positions ``stored`` when ``index_range`` is given."""
+    if index_range is None:
+        out[:] = stored
+        return
+    start, step = index_range
+    if step == 1:
+        np.add(stored, start, out=out, casting="unsafe")
+    else:
+        np.multiply(stored, step, out=out, casting="unsafe")
+        out += start
 
 
 def _plain(dtype):
@@ -162,14 +207,16 @@ def _layout(schema, rows):
     """(offset, dtype) of each array of a raw slice of ``rows`` rows, and its total size."""
     out, at = [], 0
     for s in schema:
-        dtype = np.dtype(s)
+        dtype = _stored_dtype(s)
         out.append((at, dtype))
         at += -(-rows * dtype.itemsize // _ALIGN) * _ALIGN
     return out, at
 
 
-def _arrays(df, ignore_index):
-    arrays = [] if ignore_index else [df.index.to_numpy()]
+def _arrays(df, ignore_index, index_range=None):
+    """The arrays a raw slice is gathered from: the index's (None for a RangeIndex stored as positions), then
+    every column's."""
+    arrays = [] if ignore_index else [None if index_range is not None else df.index.to_numpy()]
     return arrays + [df.iloc[:, j].to_numpy() for j in range(df.shape[1])]
 
 
@@ -192,11 +239,12 @@ def map_partition(df, spec, map_index=-1):
     if spec.partitions is not None:
         rows[[p for p in range(n) if p not in spec.partitions]] = 0
     schema = _raw_schema(df, spec.ignore_index)
+    index_range = _index_range(df, schema)
     out = MapOutput(map_index, prefix, os.urandom(8), tuple(int(r) for r in rows), RAW if schema else PICKLED,
-                    schema)
+                    schema, index_range)
     written = []
     try:
-        arrays = _arrays(df, spec.ignore_index) if schema else None
+        arrays = _arrays(df, spec.ignore_index, index_range) if schema else None
         for p in range(n):
             if rows[p] == 0:
                 continue
@@ -234,8 +282,13 @@ def _write_raw(client, oid, arrays, schema, take):
     try:
         data = w.data
         for (offset, dtype), array in zip(where, arrays):
-            # mode="clip": the indices are valid, and the default ("raise") gathers into a temporary first
-            np.take(array, take, out=np.frombuffer(data, dtype=dtype, count=len(take), offset=offset), mode="clip")
+            out = np.frombuffer(data, dtype=dtype, count=len(take), offset=offset)
+            if array is None:  # a RangeIndex: the rows' positions
+                np.copyto(out, take, casting="unsafe")
+            else:
+                # mode="clip": the indices are valid, and the default ("raise") gathers into a temporary first
+                np.take(array, take, out=out, mode="clip")
+            del out
         del data
         w.seal()
     except BaseException:
@@ -248,8 +301,13 @@ def reduce_partition(spec, partition, *outputs):
     """Partition ``partition`` of the shuffled frame: every map's slice in map order, read in place and
     concatenated (one copy); the slices read are deleted.
 
-    In a Depot worker (depot.dask, or depot.dask.distributed) a frame of plain columns is concatenated
-    straight into the Depot object that holds the task's result, so the worker does not copy it again."""
+    In a depot.dask worker a frame of plain columns is concatenated straight into the Depot object that holds
+    the task's result, so the worker does not copy it again. In a depot.dask.distributed worker the partition
+    is built in process memory and the worker's mapping keeps it there (``DepotData.keep_private``) until a
+    peer of the same store asks for it: the task after the shuffle usually runs on the same worker, and a
+    private partition costs no store pages (on this machine a first touch of a shared 4 KiB page costs ~20 us,
+    of private NumPy memory, in transparent huge pages, about a twentieth of that) and is freed as soon as it
+    is released."""
     client, prefix, _ = _client(spec.directory)
     parts = [(o, o.rows[partition]) for o in outputs if o.rows[partition]]
     if not parts:
@@ -270,6 +328,9 @@ def reduce_partition(spec, partition, *outputs):
             if v is not None:
                 v.release()
                 _delete(client, v.id)
+    data = _distributed_data(client)
+    if data is not None:
+        data.keep_private(result)
     return result
 
 
@@ -293,37 +354,46 @@ def _concat_raw(spec, parts, views, client, prefix):
 
     def fill(j, out):
         at = 0
-        for (_, rows), where, view in zip(parts, layouts, views):
+        decode = j == 0 and not spec.ignore_index
+        for (o, rows), where, view in zip(parts, layouts, views):
             offset, dtype = where[j]
-            out[at:at + rows] = np.frombuffer(view.data, dtype=dtype, count=rows, offset=offset)
+            _decode(out[at:at + rows], np.frombuffer(view.data, dtype=dtype, count=rows, offset=offset),
+                    o.index_range if decode else None)
             at += rows
 
     sink = _result_sink(client)
     if sink is not None:
         oid = ObjectId(prefix + os.urandom(ID_LENGTH - len(prefix)))
-        frame = _frame_of(spec, [np.empty(total, np.dtype(s)) for s in schema], total)  # pages untouched
+        frame = _frame_of(spec, [np.empty(total, _output_dtype(s)) for s in schema], total)  # pages untouched
         if _store_frame(client, oid, frame, fill, spec.ignore_index):
             return sink(oid)
-    arrays = [np.empty(total, dtype=np.dtype(s)) for s in schema]
+    arrays = [np.empty(total, dtype=_output_dtype(s)) for s in schema]
     for j, out in enumerate(arrays):
         fill(j, out)
     return _frame_of(spec, arrays, total)
 
 
 def _result_sink(client):
-    """How a reducer hands over a result it stored itself, in a Depot worker; None elsewhere."""
+    """How a reducer hands over a result it stored itself, in a depot.dask worker; None elsewhere."""
     from . import _worker
     state = _worker._state
-    if state is not None:
-        def to_scheduler(oid):
-            # the worker passes the id on (as for a task that returns a stored input), the compute owns it
-            from ._refs import Stored
-            frame = state.client.get_object(oid, timeout=0)
-            stored = Stored(oid, sum(a.nbytes for a in _arrays_of(frame)))
-            state.loaded[oid] = frame
-            state.resolved[id(frame)] = (frame, stored)
-            return frame
-        return to_scheduler
+    if state is None:
+        return None
+
+    def to_scheduler(oid):
+        # the worker passes the id on (as for a task that returns a stored input), the compute owns it
+        from ._refs import Stored
+        frame = state.client.get_object(oid, timeout=0)
+        stored = Stored(oid, sum(a.nbytes for a in _arrays_of(frame)))
+        state.loaded[oid] = frame
+        state.resolved[id(frame)] = (frame, stored)
+        return frame
+    return to_scheduler
+
+
+def _distributed_data(client):
+    """The ``DepotData`` mapping of the depot.dask.distributed worker running this task on ``client``'s store,
+    else None."""
     distributed = sys.modules.get("distributed")
     if distributed is None:
         return None
@@ -331,15 +401,9 @@ def _result_sink(client):
         worker = distributed.get_worker()
     except ValueError:
         return None
-    from .distributed.data import DepotData, OwnedRef
+    from .distributed.data import DepotData
     data = getattr(worker, "data", None)
-    if not isinstance(data, DepotData) or data.client is not client:
-        return None
-
-    def to_worker(oid):
-        with client.get(oid, timeout=0) as view:
-            return OwnedRef(bytes(oid), view.size)
-    return to_worker
+    return data if isinstance(data, DepotData) and data.client is client else None
 
 
 def _arrays_of(frame):
@@ -403,7 +467,10 @@ def _concat_frames(spec, parts, views, client):
     for (o, rows), view in zip(parts, views):
         if o.kind == RAW:
             where, _ = _layout(o.schema, rows)
-            arrays = [np.frombuffer(view.data, dtype=d, count=rows, offset=off).copy() for off, d in where]
+            arrays = [np.empty(rows, _output_dtype(s)) for s in o.schema]
+            for j, ((off, d), out) in enumerate(zip(where, arrays)):
+                _decode(out, np.frombuffer(view.data, dtype=d, count=rows, offset=off),
+                        o.index_range if j == 0 and not spec.ignore_index else None)
             index = pd.RangeIndex(rows) if spec.ignore_index else pd.Index(arrays.pop(0), name=spec.meta.index.name)
             f = pd.DataFrame(dict(enumerate(arrays)), index=index)
             f.columns = spec.meta.columns

@@ -2,6 +2,7 @@
 Dask's own task shuffle gives on the synchronous scheduler, on the depot.dask scheduler and in-process, with
 empty partitions, skewed keys and columns that are not plain NumPy arrays; the store ends empty."""
 
+import copy
 import time
 
 import numpy as np
@@ -204,6 +205,27 @@ def test_a_partition_is_built_in_place_in_the_store_as_put_object_would_store_it
         del got
     finally:
         client.delete(oid)
+
+
+def test_a_range_index_travels_as_row_positions_and_comes_back_as_its_values(dask_daemon):
+    """Maps whose input has a RangeIndex (any start and step) store each row's position, 32 bits wide; the
+    reducer gives back the values, as Dask's task shuffle would (an int64 index), also beside a map whose
+    index is stored as it is."""
+    frames = [pd.DataFrame({"key": np.arange(30) % 4, "v": np.arange(30.0)}, index=pd.RangeIndex(7, 97, 3)),
+              pd.DataFrame({"key": np.arange(10) % 4, "v": np.arange(10.0)}),
+              pd.DataFrame({"key": np.arange(5) % 4, "v": np.arange(5.0)}, index=np.arange(5) * 10 + 1)]
+    spec = _shuffle_tasks.ShuffleSpec("t", ["key"], 3, None, False, frames[0].iloc[:0], dask_daemon.dir)
+    for maps in (2, 3):  # the raw concatenation (every index a RangeIndex), and the mixed one
+        outputs = [_shuffle_tasks.map_partition(f, spec, i) for i, f in enumerate(frames[:maps])]
+        assert [o.schema[0] for o in outputs] == ["range<i4", "range<i4", "<i8"][:maps]
+        assert [o.index_range for o in outputs] == [(7, 3), (0, 1), None][:maps]
+        for p in range(3):
+            got = _shuffle_tasks.reduce_partition(spec, p, *[copy.copy(o) for o in outputs])
+            expected = pd.concat([f[_shuffle_tasks.partition_ids(f, ["key"], 3) == p] for f in frames[:maps]])
+            expected.index = expected.index.astype(np.int64)
+            pd.testing.assert_frame_equal(got, expected)
+        del outputs
+    assert store_objects(dask_daemon.dir) == []
 
 
 def _error_of(call):

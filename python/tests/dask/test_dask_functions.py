@@ -77,3 +77,27 @@ def test_a_standard_batch_travels_without_the_hooks_and_gets_them_back():
     other = [("k1", "task1", len, len, len, len)]
     assert _worker.compact(batch_execute_tasks, other) == (batch_execute_tasks, other)
     assert _worker.compact(len, args) == (len, args)
+
+
+def _main_function(x):
+    return x * 3
+
+
+def test_a_function_of_main_travels_by_value_although_plain_pickle_takes_it_by_reference(monkeypatch):
+    import sys
+    monkeypatch.setattr(_main_function, "__module__", "__main__")
+    monkeypatch.setattr(sys.modules["__main__"], "_main_function", _main_function, raising=False)
+    pickle.dumps(_main_function)  # the C pickler alone would send "__main__._main_function", unknown to a worker
+    compute, sent, table = ComputeFunctions(), SentFunctions(), FunctionTable()
+    body, used = dumps_task((_main_function, 2), compute)
+    assert list(used.values()) == [_main_function]
+    table.update(*sent.delta(used, compute))
+    fn, arg = table.loads(body)
+    assert fn(arg) == 6
+
+
+def test_a_message_of_plain_data_and_importable_functions_is_what_plain_pickle_makes():
+    message = ((len, [1, 2.5, "x"], {"k": (None, b"b")}), {"key": bytes(20)})
+    body, used = dumps_task(message, ComputeFunctions())
+    assert used == {} and body == pickle.dumps(message, protocol=5)
+    assert FunctionTable().loads(body) == message

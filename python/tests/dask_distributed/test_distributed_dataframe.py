@@ -92,13 +92,39 @@ def test_dataframe_shuffles_on_the_cluster_go_through_depot_and_equal_dask(clust
         expected = op(ddf, TASKS).compute(scheduler="sync")
     result = op(ddf, {})  # no method: "depot" on a depot:// cluster
     assert _uses_depot(result)
-    before = sum(w.get("stored_in_place", 0) for w in _counters(client).values())
+    before = _total(client, "kept_private")
     got = client.compute(result).result()
-    # plain columns: the reducers built their partitions in the store, the workers did not copy them again
-    in_place = sum(w.get("stored_in_place", 0) for w in _counters(client).values()) - before
-    assert in_place == 0 if strings else in_place > 0
+    # the reducers' partitions stayed in their workers' memory: nothing asked for them from another worker
+    assert _total(client, "kept_private") - before == result.npartitions
     pd.testing.assert_frame_equal(got, expected, check_index_type=False)
     del got, result
+    _wait_empty(c.depot_dir)
+
+
+def _total(client, counter):
+    return sum(w.get(counter, 0) for w in _counters(client).values())
+
+
+def test_a_shuffled_partition_read_on_another_worker_goes_there_by_id(cluster):
+    c, client = cluster
+    ddf = _frame()
+    with dask.config.set({"depot.auto-shuffle": False}):
+        expected = ddf.shuffle("key", **TASKS).compute(scheduler="sync")
+    shuffled = ddf.shuffle("key").persist()
+    parts = client.futures_of(shuffled)
+    distributed.wait(parts)
+    who_has = client.who_has(parts)  # keyed by the keys' strings in distributed 2022.12
+    who = {f.key: who_has.get(f.key) or who_has[str(f.key)] for f in parts}
+    workers = sorted(client.scheduler_info()["workers"])
+    published, received = _total(client, "published"), _total(client, "received_by_id")
+    # each partition read by a task on the worker that does not hold it
+    moved = [client.submit(lambda part: part.copy(), f, workers=[w for w in workers if w not in who[f.key]],
+                           pure=False) for f in parts]
+    got = pd.concat(client.gather(moved))
+    assert _total(client, "published") - published == len(parts)  # stored in Depot when first asked for
+    assert _total(client, "received_by_id") - received == len(parts)  # and sent as an id
+    pd.testing.assert_frame_equal(got, expected, check_index_type=False)
+    del got, moved, parts, shuffled
     _wait_empty(c.depot_dir)
 
 
@@ -113,4 +139,52 @@ def test_a_failing_map_on_the_cluster_leaves_nothing(cluster):
 
     with pytest.raises(ValueError, match="map input broken"):
         client.compute(ddf.map_partitions(boom, meta=ddf._meta).set_index("key", divisions=[0, 10, 20, 39])).result()
+    _wait_empty(c.depot_dir)
+
+
+def test_a_value_kept_private_stays_in_worker_memory_until_a_peer_of_the_store_asks(cluster):
+    from depot.dask.distributed.data import DepotData, DepotRef, sending_by_id
+    from depot.ids import ObjectId
+    c, _ = cluster
+    with depot.connect(c.depot_dir) as client:
+        data = DepotData(client, inline_bytes=1024)
+        frame = pd.DataFrame({"v": np.arange(10000.0)})
+        data.keep_private(frame)
+        data["kept"] = frame
+        data["stored"] = pd.DataFrame({"v": np.arange(10000.0)})  # not kept private: into Depot at once
+        assert data["kept"] is frame and not data.is_shared("kept") and data.is_shared("stored")
+        with sending_by_id():  # a peer of the same store asks: stored now, sent as an id
+            ref = data["kept"]
+        assert isinstance(ref, DepotRef) and data.is_shared("kept")
+        assert (data.counters["kept_private"], data.counters["published"]) == (1, 1)
+        got = client.get_object(ObjectId(ref.oid), timeout=0)
+        pd.testing.assert_frame_equal(got, frame)
+        del got
+        data.clear()
+    _wait_empty(c.depot_dir)
+
+
+def test_a_map_output_copy_the_memory_manager_drops_leaves_the_slices_to_the_reducers(cluster):
+    """A map's output held by two workers (its own, and the one whose reducer fetched it): when Dask's Active
+    Memory Manager drops the map worker's copy, the slices stay for the reducers still to run."""
+    from depot.dask._shuffle_tasks import reduce_partition
+    c, client = cluster
+    ddf = _frame()
+    with dask.config.set({"depot.auto-shuffle": False}):
+        expected = ddf.shuffle("key", **TASKS).compute(scheduler="sync")
+    graph = dict(ddf.shuffle("key").__dask_graph__())
+    reducers = sorted(k for k in graph if isinstance(k, tuple) and str(k[0]).startswith("depot-shuffle-")
+                      and not str(k[0]).startswith("depot-shuffle-map-"))
+    spec, map_keys = graph[reducers[0]][1], graph[reducers[0]][3:]
+    maps = client.get(graph, list(map_keys), sync=False)
+    distributed.wait(maps)
+    client.replicate(maps, n=2)
+    client.amm.run_once()  # ReduceReplicas: one copy of each map output goes
+    deadline = time.monotonic() + 30
+    while any(len(ws) > 1 for ws in client.who_has(maps).values()):
+        assert time.monotonic() < deadline, "the memory manager dropped no copy"
+        time.sleep(0.05)
+    parts = client.gather([client.submit(reduce_partition, spec, p, *maps, pure=False) for p in range(len(reducers))])
+    pd.testing.assert_frame_equal(pd.concat(parts), expected, check_index_type=False)
+    del parts, maps
     _wait_empty(c.depot_dir)

@@ -13,6 +13,12 @@ of the data. The receiving worker's mapping resolves a ``DepotRef`` it is given 
 zero-copy object (pinned: the writer may delete its object while this worker still holds the key): the data
 is read in place, never copied into the second worker.
 
+A value handed to ``keep_private`` before the worker stores it (a DataFrame shuffle's output partition, which the
+task after it on this worker usually reads) stays in process memory like a small one, and goes into Depot
+only when a peer of the same store first asks for it: then it is copied once into shared memory and the peer
+gets its id, as for any other shared value. So a partition that never leaves its worker costs no shared
+pages, and one that does still crosses by id.
+
 Lifetimes: the worker that wrote an object deletes it when Dask removes the key from its mapping (the delete
 is deferred by Depot while other workers still pin it, and they keep reading it); a worker that only reads
 an object drops its pin. A worker killed with SIGKILL leaves its objects behind: ids carry the writer's pid
@@ -25,8 +31,10 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import os
+import sys
 import threading
 import warnings
+import weakref
 from collections.abc import MutableMapping
 
 from dask.sizeof import sizeof
@@ -36,7 +44,7 @@ from ...errors import DepotError, ObjectMissingError, ProtocolError, StoreFullEr
 from ...ids import ObjectId
 from .._ids import RESULT_ID_LAYOUT, RESULT_ID_MAGIC
 
-__all__ = ["DepotData", "DepotRef", "OwnedRef", "sending_by_id", "sweep_dead_writers", "writer_of"]
+__all__ = ["DepotData", "DepotRef", "sending_by_id", "sweep_dead_writers", "writer_of"]
 
 DEFAULT_INLINE_BYTES = 64 * 1024
 
@@ -74,16 +82,6 @@ class DepotRef:
     def __repr__(self):
         return "DepotRef(%s, %d bytes)" % (ObjectId(self.oid).hex() if isinstance(self.oid, bytes) else self.oid,
                                            self.nbytes)
-
-
-class OwnedRef(DepotRef):
-    """A result that its task wrote into the store itself, under an id of this worker (the DataFrame shuffle's
-    reducers): the mapping takes the object over as if it had stored the value."""
-
-    __slots__ = ()
-
-    def __reduce__(self):
-        return OwnedRef, (bytes(self.oid), self.nbytes)
 
 
 @sizeof.register(DepotRef)
@@ -128,6 +126,14 @@ def sweep_dead_writers(client):
     return deleted
 
 
+def _shuffle_slices(value):
+    """The ids of the slices a DataFrame shuffle map wrote, when ``value`` is its ``MapOutput``; else None."""
+    tasks = sys.modules.get("depot.dask._shuffle_tasks")  # not loaded: no value can be one
+    if tasks is None or not isinstance(value, tasks.MapOutput):
+        return None
+    return value.slice_ids()
+
+
 #: How long reading a key may wait for its object to be restored from the spill directory.
 RESTORE_TIMEOUT_S = 300
 
@@ -157,7 +163,8 @@ class DepotData(MutableMapping):
     counters : dict, optional
         Where transfer counts are added up (``sent_by_id``, ``sent_by_id_bytes``, ``sent_plain`` (to a peer
         of the same store), ``received_by_id``, ``received_by_id_bytes``, ``stored``, ``stored_bytes``,
-        ``store_full``).
+        ``store_full``, ``kept_private`` (values stored private by ``keep_private``), ``published``
+        (of those, the ones a peer asked for, then stored)).
     """
 
     def __init__(self, client, inline_bytes=DEFAULT_INLINE_BYTES, counters=None):
@@ -166,6 +173,13 @@ class DepotData(MutableMapping):
         self.counters = counters if counters is not None else {}
         self._inline = {}
         self._shared = {}
+        #: keys of ``_inline`` values that go into Depot when a peer of the same store asks for them
+        self._on_demand = set()
+        #: id(value) -> weak reference, for values that ``keep_private`` was told about and not stored yet
+        self._private_next = {}
+        #: called with (key, slice ids) when a DataFrame shuffle map's output leaves this mapping (the worker
+        #: deletes the slices no reducer read once no worker holds the key); None: left alone
+        self.on_slices_dropped = None
         self._lock = threading.RLock()
         identity = _process.identity()
         self._id_prefix = (ID_MAGIC, identity >> 32, identity & 0xFFFFFFFF)
@@ -179,20 +193,36 @@ class DepotData(MutableMapping):
         digest = hashlib.sha256(self._nonce + repr(key).encode("utf-8")).digest()[:8]
         return ObjectId(ID_LAYOUT.pack(*self._id_prefix, digest))
 
+    def keep_private(self, value):
+        """When ``value`` is stored next (as the result of the task running now), keep it in process memory
+        and put it into Depot only when a peer of the same store asks for it. For results that are usually
+        read on this worker only (a DataFrame shuffle's partitions): no shared pages unless they travel."""
+        try:
+            ref = weakref.ref(value)
+        except TypeError:
+            return  # not weakly referenceable: stored as any other value
+        with self._lock:
+            self._private_next[id(value)] = ref
+
+    def _is_kept_private(self, value):
+        ref = self._private_next.pop(id(value), None)
+        if len(self._private_next) > 64:  # values that were never stored (their task failed): forget the dead
+            self._private_next = {k: r for k, r in self._private_next.items() if r() is not None}
+        return ref is not None and ref() is value
+
     # ---- MutableMapping ---------------------------------------------------------------------------------
 
     def __setitem__(self, key, value):
         with self._lock:
             if key in self:
                 del self[key]
-            if isinstance(value, OwnedRef):
-                self._shared[key] = _Shared(ObjectId(value.oid), None, value.nbytes, owned=True)
-                self._count("stored")
-                self._count("stored_bytes", value.nbytes)
-                self._count("stored_in_place")
-                return
             if isinstance(value, DepotRef):
                 self._adopt(key, value)
+                return
+            if self._private_next and self._is_kept_private(value):
+                self._inline[key] = value
+                self._on_demand.add(key)
+                self._count("kept_private")
                 return
             nbytes = sizeof(value)
             if nbytes >= self.inline_bytes and self._store(key, value, nbytes):
@@ -229,6 +259,9 @@ class DepotData(MutableMapping):
         shared = self._shared.get(key)
         by_id = _by_id.get()
         if shared is None:
+            if by_id and key in self._on_demand:
+                shared = self._publish(key)
+        if shared is None:
             value = self._inline[key]
             if by_id:
                 self._count("sent_plain")
@@ -243,6 +276,20 @@ class DepotData(MutableMapping):
             return shared.value
         return self.client.get_object(shared.oid, timeout=RESTORE_TIMEOUT_S)
 
+    def _publish(self, key):
+        """Stores a value kept private because a peer of the same store asks for it; its ``_Shared``, or None
+        when it stays private (the store is full: it travels as bytes)."""
+        with self._lock:
+            if key not in self._on_demand:
+                return self._shared.get(key)
+            value = self._inline[key]
+            if not self._store(key, value, sizeof(value)):
+                return None
+            self._on_demand.discard(key)
+            del self._inline[key]
+            self._count("published")
+            return self._shared[key]
+
     def _still_live(self, shared):
         """A peer can only get what is not deleted yet (an object we read from a writer that has since dropped
         it is still pinned by us, but no longer gettable): then it travels as bytes instead."""
@@ -255,7 +302,12 @@ class DepotData(MutableMapping):
         with self._lock:
             shared = self._shared.pop(key, None)
             if shared is None:
-                del self._inline[key]
+                value = self._inline.pop(key)
+                self._on_demand.discard(key)
+                if self.on_slices_dropped is not None:
+                    slices = _shuffle_slices(value)
+                    if slices:
+                        self.on_slices_dropped(key, slices)
                 return
             shared.value = None  # drops our pin once nothing else in this process uses the object
             if shared.owned:

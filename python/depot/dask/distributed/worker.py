@@ -60,7 +60,8 @@ class Worker(distributed.Worker):
                  **kwargs):
         self.depot_counters = {"sent_by_id": 0, "sent_by_id_bytes": 0, "sent_plain": 0, "sent_remote": 0,
                                "received_by_id": 0,
-                               "received_by_id_bytes": 0, "stored": 0, "stored_bytes": 0, "swept": 0}
+                               "received_by_id_bytes": 0, "stored": 0, "stored_bytes": 0, "swept": 0,
+                               "kept_private": 0, "published": 0}
         self.depot_client = None
         self.depot_store = None
         try:
@@ -78,6 +79,30 @@ class Worker(distributed.Worker):
         if self.depot_client is not None:
             pc = PeriodicCallback(self._sweep, SWEEP_INTERVAL_MS)
             self.periodic_callbacks["depot-sweep"] = pc
+            kwargs["data"].on_slices_dropped = self._slices_dropped
+
+    def _slices_dropped(self, key, oids):
+        """A DataFrame shuffle map's output left this worker (any thread): its slices no reducer has read are
+        deleted, unless another worker still holds the key. The Active Memory Manager drops a copy of a key
+        held twice (here, and on the worker whose reducer fetched it) while reducers still wait for it."""
+        self.loop.add_callback(self._delete_slices_unless_held, key, oids)
+
+    async def _delete_slices_unless_held(self, key, oids):
+        try:
+            who_has = await self.scheduler.who_has(keys=[key])
+        except Exception as e:  # the scheduler is gone: the cluster's close sweeps the objects of dead workers
+            logger.debug("depot: cannot ask who holds %s: %s", key, e)
+            return
+        holders = set(who_has.get(key) or who_has.get(str(key)) or ()) - {self.address}
+        client = self.depot_client
+        if holders or client is None:
+            return
+        for oid in oids:
+            try:
+                if client.contains(oid):
+                    client.delete(oid)
+            except Exception:
+                pass  # a reducer deleted it meanwhile, or the daemon is restarting
 
     def _sweep(self):
         try:

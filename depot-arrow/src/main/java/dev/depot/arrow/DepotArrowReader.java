@@ -37,11 +37,14 @@ public final class DepotArrowReader implements AutoCloseable, Iterator<VectorSch
     private final BufferAllocator allocator;
     private final StreamIndex index;
     private final ArrowBuf whole;
+    private final MemorySegment data;
     private int next;
     private State state = State.OPEN;
 
-    private DepotArrowReader(ObjectId id, String what, BufferAllocator allocator, StreamIndex index, ArrowBuf whole) {
+    private DepotArrowReader(ObjectId id, String what, BufferAllocator allocator, StreamIndex index, ArrowBuf whole,
+                             MemorySegment data) {
         this.id = id;
+        this.data = data;
         this.what = what;
         this.allocator = allocator;
         this.index = index;
@@ -61,7 +64,7 @@ public final class DepotArrowReader implements AutoCloseable, Iterator<VectorSch
             view.close();
             throw e;
         }
-        return new DepotArrowReader(id, "object " + id, allocator, index, whole);
+        return new DepotArrowReader(id, "object " + id, allocator, index, whole, view.data());
     }
 
     static DepotArrowReader over(MemorySegment stream, String what, BufferAllocator allocator, Runnable release) {
@@ -73,7 +76,7 @@ public final class DepotArrowReader implements AutoCloseable, Iterator<VectorSch
                 release.run();
             }
         });
-        return new DepotArrowReader(null, what, allocator, index, whole);
+        return new DepotArrowReader(null, what, allocator, index, whole, stream);
     }
 
     /** Arrow Java refuses some schemas only when it makes their vectors (an Int of 0 bits): find out now. */
@@ -109,6 +112,16 @@ public final class DepotArrowReader implements AutoCloseable, Iterator<VectorSch
     public long address() {
         checkOpen();
         return whole.memoryAddress();
+    }
+
+    /**
+     * The stream's bytes in shared memory (read-only), which every batch's buffers are slices of: for readers that
+     * want to load values themselves rather than through Arrow's vectors. Valid while this reader or a batch it
+     * returned is open, like the buffers.
+     */
+    public MemorySegment segment() {
+        checkOpen();
+        return data;
     }
 
     /** The object's size in bytes. */

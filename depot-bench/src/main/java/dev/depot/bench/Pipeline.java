@@ -50,11 +50,12 @@ final class Pipeline {
      * The figures of one mechanism: hand-off times in ns (p50: mean over the pairs; p99: the largest), throughput of
      * the free-running phase over all pairs, and for Depot the producers' create p50 (included in the hand-off)
      * and seal p50 (the stamp to the seal's return, futex wake included; part of the hand-off); the consumers'
-     * minor page faults per object in the free-running phase (first touches of pages), and (Depot) where the
-     * free-running phase's time goes ({@link #perObject}).
+     * and (Depot; -1 for TCP) the producers' minor page faults per object in the free-running phase (first
+     * touches of pages), and (Depot) where the free-running phase's time goes ({@link #perObject}).
      */
     record Stats(double handoffP50, double handoffP99, double objectsPerSecond, double gibPerSecond,
-                 double createP50, double sealP50, double consumerFaultsPerObject, Map<String, Double> profile) {
+                 double createP50, double sealP50, double consumerFaultsPerObject, double producerFaultsPerObject,
+                 Map<String, Double> profile) {
     }
 
     /**
@@ -85,11 +86,13 @@ final class Pipeline {
             Stats s = drive(producers, consumers, plan, progress);
             double create = 0;
             double seal = 0;
+            long producerFaults = 0;
             Map<String, Double> profile = new java.util.LinkedHashMap<>();
             for (Child p : producers) {
                 Map<String, String> r = ChildIo.fields(p.awaitLine("RESULT", 60));
                 create += Latencies.parse(r.get("create"))[1] / plan.pairs;
                 seal += Latencies.parse(r.get("seal"))[1] / plan.pairs;
+                producerFaults += Long.parseLong(r.get("faults"));
                 for (String k : List.of("free_create", "free_fill", "free_seal")) {
                     profile.merge(k, Double.parseDouble(r.get(k)), Double::sum);
                 }
@@ -97,7 +100,8 @@ final class Pipeline {
             profile.putAll(s.profile);
             awaitExits(producers, consumers);
             return new Stats(s.handoffP50 + create, s.handoffP99 + create, s.objectsPerSecond, s.gibPerSecond,
-                create, seal, s.consumerFaultsPerObject, perObject(profile, plan));
+                create, seal, s.consumerFaultsPerObject, producerFaults / ((double) plan.free * plan.pairs),
+                perObject(profile, plan));
         } finally {
             Child.closeAll(producers);
             Child.closeAll(consumers);
@@ -171,7 +175,7 @@ final class Pipeline {
         double seconds = slowest / 1e9;
         long objects = (long) plan.free * plan.pairs;
         return new Stats(p50, p99, objects / seconds, objects * plan.size / (double) Units.GIB / seconds, 0, 0,
-            faults / (double) objects, profile);
+            faults / (double) objects, -1, profile);
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.depot.bench;
 
+import dev.depot.core.heap.HeapBlockDescriptor;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -12,6 +13,18 @@ import java.util.function.Consumer;
 final class PipelineBench implements Benchmark {
     private static final long TARGET_SIZE = 64 * Units.MIB;
     private static final double TARGET_RATIO = 50;
+    /**
+     * Objects each pair may have in the store at once (the store holds {@code pairs * QUEUE_DEPTH} arrays): double
+     * buffering, the producer fills one while the consumer sums the other, and a producer that is ahead blocks in
+     * its create until the consumer's delete makes room, as a TCP producer blocks when the socket buffers are full
+     * (they hold less than one 64 MiB array). A deeper queue makes every process touch more of the heap for the
+     * first time, and on this VM each first access of a page by a process costs ~11 µs (docs/BENCHMARKS.md): with
+     * 8 arrays per pair that was most of the 64 MiB cases' time, paid again for each new block, not once as TCP's
+     * reused buffers pay it.
+     */
+    static final int QUEUE_DEPTH = 2;
+    /** Room for the lock-step phase's 8-byte acknowledgements beside the arrays. */
+    private static final long ACK_ROOM = Units.MIB;
 
     @Override
     public String name() {
@@ -32,7 +45,7 @@ final class PipelineBench implements Benchmark {
                 new Pipeline.Plan(TARGET_SIZE, 4, 16, 40, 2));
         for (Pipeline.Plan plan : plans) {
             Pipeline.Stats depot;
-            try (BenchStore store = BenchStore.start(8L * plan.pairs() * plan.size() + 16 * Units.MIB)) {
+            try (BenchStore store = BenchStore.start(capacity(plan))) {
                 depot = Pipeline.viaDepot(store.dir(), plan, n -> { });
             }
             Pipeline.Stats tcp = Pipeline.viaTcp(plan, n -> { });
@@ -47,10 +60,18 @@ final class PipelineBench implements Benchmark {
         }
     }
 
+    /** Store capacity for {@code plan}: {@link #QUEUE_DEPTH} blocks of its size per pair, plus the acknowledgements. */
+    static long capacity(Pipeline.Plan plan) {
+        return (long) QUEUE_DEPTH * plan.pairs() * HeapBlockDescriptor.blockSizeFor(plan.size(), 0) + ACK_ROOM;
+    }
+
     private static Map<String, Object> figures(Pipeline.Stats s, Pipeline.Plan plan) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("size_bytes", plan.size());
         m.put("pairs", plan.pairs());
+        if (s.createP50() > 0) {
+            m.put("queue_depth", QUEUE_DEPTH);
+        }
         m.put("handoff_p50_us", s.handoffP50() / 1e3);
         m.put("handoff_p99_us", s.handoffP99() / 1e3);
         if (s.createP50() > 0) {
@@ -59,6 +80,9 @@ final class PipelineBench implements Benchmark {
         }
         m.put("objects_per_s", s.objectsPerSecond());
         m.put("consumer_faults_per_object", s.consumerFaultsPerObject());
+        if (s.producerFaultsPerObject() >= 0) {
+            m.put("producer_faults_per_object", s.producerFaultsPerObject());
+        }
         s.profile().forEach(m::put);
         m.put("gib_per_s", s.gibPerSecond());
         return m;

@@ -36,12 +36,14 @@ final class PipelineDepotRoles {
         long createNanos = 0;
         long fillNanos = 0;
         long sealNanos = 0;
+        long faults = 0;
         try (DepotClient client = DepotClient.open(dir)) {
             int lock = plan.warm() + plan.lockstep();
             for (int i = 0; i < lock + plan.free(); i++) {
                 if (i == lock) {
                     io.say("READY");
                     io.expect("GO");
+                    faults = MinorFaults.now();
                 }
                 long t0 = System.nanoTime();
                 try (ObjectWriter w = createWhenRoom(client, dataId(pair, i < lock ? "l" : "f", i), plan.size())) {
@@ -70,9 +72,10 @@ final class PipelineDepotRoles {
                     client.delete(ackId(pair, i));
                 }
             }
+            faults = MinorFaults.now() - faults;
         }
         io.say("RESULT create=" + Latencies.summary(create) + " seal=" + Latencies.summary(seal) + " free_create="
-            + createNanos + " free_fill=" + fillNanos + " free_seal=" + sealNanos);
+            + createNanos + " free_fill=" + fillNanos + " free_seal=" + sealNanos + " faults=" + faults);
     }
 
     /**

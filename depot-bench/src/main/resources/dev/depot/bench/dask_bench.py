@@ -1,7 +1,8 @@
 """`depot bench dask`: depot.dask beside Dask's own schedulers, dask-on-ray and LocalCluster, all measured in this
 run. Prints one JSON object per case: {"case", "figures", "baseline", "ratio", "target", "met"}.
 
-    python3 dask_bench.py STORE_DIR CAPACITY [--quick] [--cases abcd]      (it starts the store's daemon itself)
+    python3 dask_bench.py STORE_DIR CAPACITY [--quick] [--cases abcd] [--warm-computes N]
+                                                                   (it starts the store's daemon itself)
 
 Cases: (a) the user's pipeline (GIL-holding tasks making 8 MiB arrays, pairwise combines, a reduction);
 (b) broadcast of one large array to 16 tasks with share(), peak memory; (c) per-task overhead of 10,000 tasks
@@ -144,9 +145,12 @@ def pipeline(tasks, loops, n):
 
 
 def loops_for(seconds):
-    t = time.perf_counter()
+    """Loops of ``gil_task`` that take ``seconds`` of CPU, measured in CPU time of this thread: on a loaded machine
+    wall time would count the time other processes had the core, and make the tasks shorter than asked."""
+    gil_task(0, 1000, 1)  # imports NumPy, outside the measurement
+    t = time.thread_time()
     gil_task(0, 200000, 1)
-    per = (time.perf_counter() - t) / 200000
+    per = (time.thread_time() - t) / 200000
     return max(1000, int(seconds / per))
 
 
@@ -215,10 +219,14 @@ def ray_missing():
     return None
 
 
-def measure(graph, scheduler, extra, reps, warm=True, peak_run=True):
-    """``(best, peak)``: the unsampled run of least wall time out of ``reps`` (after a warm-up compute) and
-    one more, sampled, run for the peak memory (the best run itself, sampled, without ``peak_run``)."""
+def measure(graph, scheduler, extra, reps, warm=True, peak_run=True, warm_graph=None):
+    """``(best, peak)``: the unsampled run of least wall time out of ``reps`` (after a warm-up compute, and
+    before it ``WARM_COMPUTES`` computes of ``warm_graph`` when given) and one more, sampled, run for the peak
+    memory (the best run itself, sampled, without ``peak_run``)."""
     import dask
+    if warm and warm_graph is not None:
+        for _ in range(WARM_COMPUTES):
+            dask.compute(warm_graph, scheduler=scheduler)
     if warm:
         dask.compute(graph, scheduler=scheduler)
     best = None
@@ -247,13 +255,24 @@ def pipeline_size(quick):
     return (8, 1 * MIB // 8, 0.02) if quick else (32, 8 * MIB // 8, 0.05)
 
 
+#: case (a)'s warm-up, for every scheduler measured warm: this many computes of the same graph with the GIL work
+#: cut to WARM_LOOPS (a fraction of a second each), then one of the real graph. A freshly started store daemon
+#: is a JVM that has not compiled its request path yet: with one warm-up compute its JIT compiler threads took
+#: ~50 ms of CPU per compute of the timed runs, competing with the two workers for the two cores; after ~20
+#: computes it is ~5 ms (docs/DASK.md, "Figures"). A node's daemon serves many jobs: the warm one is its steady
+#: state.
+WARM_COMPUTES = 20
+WARM_LOOPS = 1000
+
+
 def case_pipeline(s, extra, quick, directory, capacity):
     tasks, n, seconds = pipeline_size(quick)
     loops = loops_for(seconds)
     g = pipeline(tasks, loops, n)
     reps = 1 if quick else 3
-    runs = {"depot": measure(g, s, extra, 2 if quick else reps, peak_run=not quick)}
-    runs["threads"] = measure(g, "threads", extra, reps, warm=not quick, peak_run=not quick)
+    warm = None if quick else pipeline(tasks, WARM_LOOPS, n)
+    runs = {"depot": measure(g, s, extra, 2 if quick else reps, peak_run=not quick, warm_graph=warm)}
+    runs["threads"] = measure(g, "threads", extra, reps, warm=not quick, peak_run=not quick, warm_graph=warm)
     # Dask's process scheduler starts a new pool for every compute, so a warm-up would not warm it; one run (it
     # takes tens of seconds at this size)
     runs["processes"] = measure(g, "processes", extra, 1, warm=False, peak_run=not quick)
@@ -262,11 +281,12 @@ def case_pipeline(s, extra, quick, directory, capacity):
         why = ray_missing()
         if why is None:
             with dask_on_ray() as ray_get:
-                runs["dask_on_ray"] = measure(g, ray_get, extra, 2)
+                runs["dask_on_ray"] = measure(g, ray_get, extra, 2, warm_graph=warm)
         else:
             missing["dask_on_ray"] = why
     figures = figures_of("depot", *runs["depot"])
     figures["python"] = "%s (dask %s)" % (sys.executable, _dask_version())
+    figures["warm_computes"] = 0 if quick else WARM_COMPUTES
     baseline = {}
     for name, (best, peak) in runs.items():
         if name != "depot":
@@ -307,7 +327,7 @@ def local_cluster_part(directory, capacity, tasks, loops, n, reps):
         return versions
     args = json.dumps({"tasks": tasks, "loops": loops, "n": n, "reps": reps})
     done = subprocess.run([python, os.path.abspath(__file__), directory, str(capacity), "--part", PART_LOCAL_CLUSTER,
-                           args], capture_output=True, text=True, timeout=600)
+                           args, "--warm-computes", str(WARM_COMPUTES)], capture_output=True, text=True, timeout=600)
     for line in done.stdout.splitlines():
         if line.startswith("{"):
             out = json.loads(line)
@@ -324,13 +344,14 @@ def run_local_cluster_part(directory, params):
     g = pipeline(p["tasks"], p["loops"], p["n"])
     with depot.connect(directory) as probe:
         extra = [probe.daemon_pid]
+    warm = pipeline(p["tasks"], WARM_LOOPS, p["n"])
     out = {}
     with depot.dask.Scheduler(workers=2, dir=directory) as s:
-        out.update(figures_of("depot", *measure(g, s, extra, p["reps"])))
+        out.update(figures_of("depot", *measure(g, s, extra, p["reps"], warm_graph=warm)))
     out = {"depot_" + k: v for k, v in out.items()}
-    out.update(figures_of("threads", *measure(g, "threads", extra, p["reps"])))
+    out.update(figures_of("threads", *measure(g, "threads", extra, p["reps"], warm_graph=warm)))
     with local_cluster() as get:
-        out.update(figures_of("local_cluster", *measure(g, get, extra, 2)))
+        out.update(figures_of("local_cluster", *measure(g, get, extra, 2, warm_graph=warm)))
     print(json.dumps(out), flush=True)
 
 
@@ -500,6 +521,9 @@ def main(argv):
     _die_with_parent()
     quick = "--quick" in argv[2:]
     cases = argv[argv.index("--cases") + 1] if "--cases" in argv[2:] else "abcd"
+    if "--warm-computes" in argv[2:]:
+        global WARM_COMPUTES
+        WARM_COMPUTES = int(argv[argv.index("--warm-computes") + 1])
     if "--part" in argv[2:]:
         i = argv.index("--part")
         if argv[i + 1] == PART_LOCAL_CLUSTER:

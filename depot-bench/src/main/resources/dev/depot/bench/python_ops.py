@@ -215,9 +215,9 @@ def main():
              10_000)
         client.delete(oid)
 
-    # put 1 KiB, fresh ids; deleted outside the timing. The daemon (this benchmark's JVM) has not served a PUT
-    # yet, so its request path is still interpreted or compiled by C1: the first puts are reported on their own
-    # ("fresh daemon"), then the path is warmed up as in a daemon that has been serving for a while, then timed.
+    # put 1 KiB, fresh ids; deleted outside the timing. A put that finds room is created, filled and sealed in
+    # shared memory by the client itself (no daemon): the first puts of this process are reported on their own
+    # ("first puts"), then more are made as in a process that has been writing for a while, then timed.
     payload = os.urandom(KIB)
     cold_n = 100 if quick else 1000
     warm_n = 200 if quick else 20_000
@@ -234,8 +234,9 @@ def main():
     for _ in range(warm_n // 1000 or 1):
         timed_puts(0, min(warm_n, 1000))
     samples = timed_puts(small_n, small_n // 10)
-    # The same PUT requests from a bare protocol client (its own connection: frames prepared in advance, one
-    # send and one recv each): the daemon's share and the socket's, without the client library's.
+    # The same objects as PUT requests from a bare protocol client (its own connection: frames prepared in
+    # advance, one send and one recv each): what a put costs when it must go through the daemon (no room without
+    # evicting, a busy allocator lock), without the client library's share.
     try:
         bare = bare_put_round_trips(directory, payload, small_n)
     except OSError as e:  # the socket file went (a cleanup of /dev/shm by another job, say): the rest still runs
@@ -249,9 +250,9 @@ def main():
     emit("put 1 KiB", samples, put_baseline, 30_000)
     if bare is not None:
         emit("put 1 KiB, bare PUT frames", bare, put_baseline, None,
-             "none (breakdown: the daemon's and the socket's share of a put)")
-    emit("put 1 KiB, fresh daemon", cold, put_baseline, None,
-         "none (the first %d puts of a daemon whose request path the JIT has not compiled yet)" % cold_n)
+             "none (a put through the daemon, as when it must make room: the socket's and the daemon's share)")
+    emit("put 1 KiB, first puts", cold, put_baseline, None,
+         "none (the first %d puts of this process)" % cold_n)
 
     values = []
     if np is not None:

@@ -4,57 +4,74 @@ import dev.depot.arrow.DepotArrow;
 import dev.depot.arrow.DepotArrowReader;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.spark.sql.connector.read.PartitionReader;
-import org.apache.spark.sql.vectorized.ArrowColumnVector;
-import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
- * Reads one part: each Arrow batch of the object becomes a {@link ColumnarBatch} of {@link ArrowColumnVector}s over
- * the shared memory (no copy). The object is pinned while the reader is open; a batch is valid until the next call
- * to {@link #next} (Spark's contract). Closed by Spark when the task ends, and by {@link TaskPins} in any case.
+ * Reads one input partition, one or more parts in order: each Arrow batch of a part becomes a {@link ColumnarBatch}
+ * over the shared memory (no copy; {@link DepotColumnVector#columnsOf}). A part is pinned from when its first batch
+ * is asked for until the reader moves to the next part or closes; a batch is valid until the next call to
+ * {@link #next} (Spark's contract). Closed by Spark when the task ends, and by {@link TaskPins} in any case.
  */
 final class DepotPartitionReader implements PartitionReader<ColumnarBatch> {
-    private final Catalogue.Part part;
+    private final String dir;
+    private final List<Catalogue.Part> parts;
     private final List<String> columns;
     private final BufferAllocator allocator;
-    private final DepotArrowReader reader;
+    private int nextPart;
+    private Catalogue.Part part;
+    private DepotArrowReader reader;
     private VectorSchemaRoot root;
     private ColumnarBatch batch;
     private boolean closed;
 
     DepotPartitionReader(String dir, List<String> columns, Catalogue.Part part) {
-        this.part = part;
+        this(dir, columns, List.of(part));
+    }
+
+    DepotPartitionReader(String dir, List<String> columns, List<Catalogue.Part> parts) {
+        if (parts.isEmpty()) {
+            throw new IllegalArgumentException("an input partition of a Depot dataset has at least one part");
+        }
+        this.dir = dir;
+        this.parts = List.copyOf(parts);
         this.columns = columns;
-        this.allocator = DepotNode.allocator().newChildAllocator("depot-read-" + part.id(), 0, Long.MAX_VALUE);
+        this.allocator = DepotNode.allocator().newChildAllocator("depot-read-" + parts.getFirst().id(), 0,
+            Long.MAX_VALUE);
         try {
-            this.reader = DepotArrow.open(DepotNode.client(DepotNode.directory(dir)), part.objectId(), allocator);
+            openNextPart();
         } catch (RuntimeException e) {
             allocator.close();
+            throw e;
+        }
+        TaskPins.register(this);
+    }
+
+    private void openNextPart() {
+        part = parts.get(nextPart++);
+        try {
+            reader = DepotArrow.open(DepotNode.client(DepotNode.directory(dir)), part.objectId(), allocator);
+        } catch (RuntimeException e) {
             throw new IllegalStateException("cannot read part " + part.id() + " (written on " + part.host()
                 + "): " + e.getMessage(), e);
         }
-        TaskPins.register(this);
     }
 
     @Override
     public boolean next() {
         closeBatch();
-        if (!reader.hasNext()) {
-            return false;
+        while (!reader.hasNext()) {
+            if (nextPart == parts.size()) {
+                return false;
+            }
+            reader.close();
+            reader = null;
+            openNextPart();
         }
         root = reader.next();
-        ColumnVector[] vectors = new ColumnVector[columns.size()];
-        for (int i = 0; i < vectors.length; i++) {
-            FieldVector v = root.getVector(columns.get(i));
-            if (v == null) {
-                throw new IllegalStateException("part " + part.id() + " has no column '" + columns.get(i) + "'");
-            }
-            vectors[i] = new ArrowColumnVector(v);
-        }
-        batch = new ColumnarBatch(vectors, root.getRowCount());
+        batch = new ColumnarBatch(DepotColumnVector.columnsOf(root, columns, reader.segment(), "part " + part.id()),
+            root.getRowCount());
         return true;
     }
 
@@ -63,7 +80,7 @@ final class DepotPartitionReader implements PartitionReader<ColumnarBatch> {
         return batch;
     }
 
-    /** The object's address in this process (for tests: the batches' buffers lie inside it). */
+    /** The current part's address in this process (for tests: the batches' buffers lie inside it). */
     long objectAddress() {
         return reader.address();
     }
@@ -88,7 +105,9 @@ final class DepotPartitionReader implements PartitionReader<ColumnarBatch> {
         closed = true;
         try {
             closeBatch();
-            reader.close();
+            if (reader != null) {
+                reader.close();
+            }
         } finally {
             allocator.close();
         }

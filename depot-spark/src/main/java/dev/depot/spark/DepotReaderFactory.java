@@ -21,6 +21,6 @@ record DepotReaderFactory(String dir, List<String> columns) implements Partition
 
     @Override
     public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
-        return new DepotPartitionReader(dir, columns, ((DepotInputPartition) partition).part());
+        return new DepotPartitionReader(dir, columns, ((DepotInputPartition) partition).parts());
     }
 }

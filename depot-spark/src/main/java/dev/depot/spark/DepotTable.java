@@ -46,7 +46,7 @@ final class DepotTable implements SupportsRead, SupportsWrite {
         if (c == null) {
             throw new IllegalArgumentException("there is no Depot dataset named '" + name + "' in the store at " + dir);
         }
-        return new DepotScan.Builder(c, dir);
+        return new DepotScan.Builder(c, dir, options.get(DepotScan.MAX_PARTITION_BYTES_OPTION));
     }
 
     @Override

@@ -9,16 +9,13 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.spark.sql.connector.read.PartitionReader;
-import org.apache.spark.sql.vectorized.ArrowColumnVector;
-import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
  * Reads one partition of a Depot shuffle: every map's slice (an Arrow stream, or nothing) in map order, each batch
- * a {@link ColumnarBatch} of {@link ArrowColumnVector}s over the pinned shared memory. The slices stay pinned until
+ * a {@link ColumnarBatch} over the pinned shared memory ({@link DepotColumnVector#columnsOf}). The slices stay pinned until
  * the reader closes (by Spark at the task's end, and by {@link TaskPins} in any case).
  */
 final class ShufflePartitionReader implements PartitionReader<ColumnarBatch> {
@@ -75,15 +72,8 @@ final class ShufflePartitionReader implements PartitionReader<ColumnarBatch> {
             }
         }
         root = slice.next();
-        ColumnVector[] vectors = new ColumnVector[columns.size()];
-        for (int i = 0; i < vectors.length; i++) {
-            FieldVector v = root.getVector(columns.get(i));
-            if (v == null) {
-                throw new IllegalStateException("shuffle " + shuffleId + " has no column '" + columns.get(i) + "'");
-            }
-            vectors[i] = new ArrowColumnVector(v);
-        }
-        batch = new ColumnarBatch(vectors, root.getRowCount());
+        batch = new ColumnarBatch(DepotColumnVector.columnsOf(root, columns, slice.segment(), "shuffle " + shuffleId),
+            root.getRowCount());
         return true;
     }
 

@@ -64,11 +64,12 @@ class DepotShuffleTest {
                 while (reader.next()) {
                     var batch = reader.get();
                     rows += batch.numRows();
-                    var data = ((org.apache.spark.sql.vectorized.ArrowColumnVector) batch.column(0)).getValueVector()
-                        .getDataBuffer();
-                    long address = data.memoryAddress();
-                    assertTrue(depot.store() != null && address != 0);
-                    assertTrue(isInsideTheStore(address), "the batch lies in the store's shared memory");
+                    // id (a long) is read from the slice itself, s (a string) through Arrow's vector
+                    long id = assertInstanceOf(DepotColumnVector.class, batch.column(0)).values().address();
+                    long str = assertInstanceOf(org.apache.spark.sql.vectorized.ArrowColumnVector.class, batch.column(1))
+                        .getValueVector().getDataBuffer().memoryAddress();
+                    assertTrue(depot.store() != null && id != 0 && str != 0);
+                    assertTrue(isInsideTheStore(id) && isInsideTheStore(str), "the batch lies in the store's shared memory");
                 }
                 assertEquals(byKey.dataset().filter("spark_partition_id() = 1").count(), rows);
             }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectInfo;
 import dev.depot.client.testing.ChildJvm;
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
@@ -60,11 +61,13 @@ class DepotSourceTest {
             assertEquals(1000, batch.numRows());
             assertEquals(499.5, batch.column(0).getDouble(999));
             assertEquals("999", batch.column(1).getUTF8String(999).toString());
-            for (int i = 0; i < batch.numCols(); i++) {
-                ArrowBuf data = ((ArrowColumnVector) batch.column(i)).getValueVector().getDataBuffer();
-                assertTrue(data.memoryAddress() >= reader.objectAddress()
-                    && data.memoryAddress() + data.capacity() <= reader.objectAddress() + reader.objectSize(),
-                    "column " + i + " lies in the object's shared memory");
+            // the double column is read straight from the segment, the string column through Arrow's vector
+            MemorySegment x = assertInstanceOf(DepotColumnVector.class, batch.column(0)).values();
+            ArrowBuf s = assertInstanceOf(ArrowColumnVector.class, batch.column(1)).getValueVector().getDataBuffer();
+            long[][] ranges = {{x.address(), x.byteSize()}, {s.memoryAddress(), s.capacity()}};
+            for (long[] r : ranges) {
+                assertTrue(r[0] >= reader.objectAddress() && r[0] + r[1] <= reader.objectAddress() + reader.objectSize(),
+                    "a column lies in the object's shared memory");
             }
             assertEquals(1, depot.list().stream().filter(i -> i.id().equals(part.objectId())).findFirst()
                 .orElseThrow().pinCount());
@@ -88,6 +91,52 @@ class DepotSourceTest {
             () -> spark.range(3).write().format("depot").mode("append").save("grows"));
         assertTrue(String.valueOf(e.getMessage()).contains("schema"), e.getMessage());
         assertEquals(10, spark.read().format("depot").load("grows").count(), "a failed append changes nothing");
+    }
+
+    @Test
+    void shouldReadEveryFixedWidthTypeAndItsNullsFromTheSegment() {
+        Dataset<Row> typed = spark.range(0, 3000, 1, 2).selectExpr(
+            "CAST(id % 100 AS TINYINT) AS b", "CAST(id AS SMALLINT) AS sh", "CAST(id AS INT) AS i", "id AS l",
+            "CAST(id AS FLOAT) / 4 AS f", "id / 8D AS d", "id % 3 = 0 AS z", "DATE_ADD(DATE'2020-01-01', CAST(id AS INT)) AS dt",
+            "TIMESTAMP_MICROS(id * 1000003) AS ts", "CAST(TIMESTAMP_MICROS(id) AS TIMESTAMP_NTZ) AS ntz",
+            "IF(id % 5 = 0, NULL, id) AS ln", "IF(id % 7 = 0, NULL, id % 2 = 0) AS zn", "IF(id % 11 = 0, NULL, id / 3D) AS dn");
+        typed.write().format("depot").mode("overwrite").save("typed");
+        Dataset<Row> back = spark.read().format("depot").load("typed");
+        assertEquals(typed.schema(), back.schema());
+        assertEquals(0, back.exceptAll(typed).count(), "the same rows, nulls included");
+        assertEquals(0, typed.exceptAll(back).count());
+        Catalogue.Part part = Catalogue.read(depot, "typed").parts().getFirst();
+        try (DepotPartitionReader reader = new DepotPartitionReader(shared.dir().toString(),
+            List.of(typed.columns()), part)) {
+            assertTrue(reader.next());
+            ColumnarBatch batch = reader.get();
+            for (int c = 0; c < batch.numCols(); c++) {
+                assertInstanceOf(DepotColumnVector.class, batch.column(c), typed.columns()[c]);
+            }
+            assertEquals(300, batch.column(10).numNulls());
+            assertTrue(batch.column(10).isNullAt(0) && !batch.column(10).isNullAt(1));
+            assertFalse(batch.column(3).hasNull());
+            assertThrows(IndexOutOfBoundsException.class, () -> batch.column(3).getLong(batch.numRows()),
+                "reads are bounds-checked against the column's slice of the object");
+        }
+        assertNoPins();
+    }
+
+    @Test
+    void shouldPackPartsIntoInputPartitionsPerHost() {
+        List<Catalogue.Part> parts = new ArrayList<>();
+        for (int i = 0; i < 16; i++) {
+            parts.add(new Catalogue.Part("%040x".formatted(i), 1 << 20, i < 15 ? "a" : "b"));
+        }
+        List<Integer> sizes = DepotScan.pack(parts, 64, 128L << 20).stream().map(List::size).toList();
+        assertEquals(List.of(2, 2, 2, 2, 2, 2, 2, 1, 1), sizes, "two 64 MiB parts per 128 MiB; hosts apart");
+        assertEquals(16, DepotScan.pack(parts, 64, 1).size(), "a part larger than the split is alone");
+        sample(10_000, 4).write().format("depot").mode("overwrite").save("packed");
+        Dataset<Row> df = spark.read().format("depot").load("packed");
+        assertEquals(2, df.rdd().getNumPartitions(), "small parts: as many partitions as cores (local[2])");
+        assertEquals(4, spark.read().format("depot").option("maxPartitionBytes", "1").load("packed").rdd()
+            .getNumPartitions());
+        assertEquals(49_995_000L, df.selectExpr("sum(id)").first().getLong(0));
     }
 
     @Test

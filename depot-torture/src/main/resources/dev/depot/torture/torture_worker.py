@@ -94,8 +94,15 @@ def main():
                 else:
                     pending.abort()
                 pending = None
-        except depot.DaemonNotRunningError:
-            pass  # the daemon was killed (--kill-daemon); the next request connects to its successor
+        except (depot.DaemonNotRunningError, depot.ProtocolError):
+            # The daemon was killed (--kill-daemon): the request in flight fails, and the next one connects to
+            # its successor.
+            pass
+        except depot.ViewReleasedError as e:
+            if "earlier connection" not in str(e):
+                raise
+            # A writer the killed daemon made for us (a create that needed room): it aborted with the daemon.
+            pending = None
 
 
 if __name__ == "__main__":

@@ -23,6 +23,15 @@ class CrashTortureTest {
     }
 
     @Test
+    void shouldLoseNothingWhenPythonClientsWritingInSharedMemoryAndTheDaemonAreKilled() throws Exception {
+        // Python creates and seals without the daemon, so a daemon kill meets Python clients mid-create and
+        // holding the allocator lock; the next daemon (and Java's recovery) must settle them.
+        Torture.Result r = Torture.run(1, 2, 6, 0, true, 11);
+        assertTrue(r.ok(), () -> String.join("\n", r.problems()));
+        assertTrue(r.daemonKills() > 0, r::toString);
+    }
+
+    @Test
     void shouldReclaimThePinsAndUnsealedObjectsOfKilledPythonClients() throws Exception {
         Torture.Result r = Torture.run(1, 2, 5, 0, false, 5);
         assertTrue(r.ok(), () -> String.join("\n", r.problems()));

@@ -2,6 +2,7 @@ package dev.depot.core.store;
 
 import static dev.depot.core.store.StoreHeaderDescriptor.ALLOC_LOCK_OFFSET;
 import static dev.depot.core.store.StoreHeaderDescriptor.LOCK_WAITERS_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.SPACE_SEQUENCE_OFFSET;
 
 import dev.depot.core.clients.ClientTable;
 import dev.depot.core.memory.Atomics;
@@ -52,6 +53,11 @@ public final class AllocationLock {
     private final ClientTable clients;
     /** Orders this process's threads, which share one client slot and so one lock-word value. */
     private final ReentrantLock local = new ReentrantLock();
+    /**
+     * Set by the holder when it freed space while a create waits for room ({@link #wakeSpaceWaitersOnRelease}):
+     * the release wakes them once the lock word is clear. Touched only by the thread that holds {@link #local}.
+     */
+    private boolean spaceWakeOnRelease;
 
     /** Lock word left by {@link #releaseForRebuild}: above any client + 1 (at most 65535 clients). */
     static final long NEEDS_REBUILD = 0x1_0001L;
@@ -197,8 +203,29 @@ public final class AllocationLock {
             if (Atomics.getIntVolatile(header, LOCK_WAITERS_OFFSET) > 0) {
                 Native.futexWake(header.address() + ALLOC_LOCK_OFFSET, 1);
             }
+            wakeSpaceWaitersIfAsked();
         } finally {
+            spaceWakeOnRelease = false;
             local.unlock();
+        }
+    }
+
+    /**
+     * Asks {@link #release} to wake the creates asleep on the space sequence (which the caller bumped under the
+     * lock) after the lock word is clear, not now: woken under the lock, a waiting create would find the lock
+     * held, sleep on it and need a second wake from the release. The caller must hold the lock.
+     */
+    void wakeSpaceWaitersOnRelease() {
+        if (!local.isHeldByCurrentThread()) {
+            throw new IllegalStateException("space wake deferred by a thread that does not hold the allocator lock");
+        }
+        spaceWakeOnRelease = true;
+    }
+
+    private void wakeSpaceWaitersIfAsked() {
+        if (spaceWakeOnRelease) {
+            spaceWakeOnRelease = false;
+            Native.futexWakeAll(header.address() + SPACE_SEQUENCE_OFFSET);
         }
     }
 
@@ -213,7 +240,9 @@ public final class AllocationLock {
             if (Atomics.getIntVolatile(header, LOCK_WAITERS_OFFSET) > 0) {
                 Native.futexWake(header.address() + ALLOC_LOCK_OFFSET, 1);
             }
+            wakeSpaceWaitersIfAsked();
         } finally {
+            spaceWakeOnRelease = false;
             local.unlock();
         }
     }

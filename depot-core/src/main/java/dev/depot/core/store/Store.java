@@ -395,11 +395,20 @@ public final class Store implements AutoCloseable {
         Native.futexWakeAll(header.address() + SPILL_REQUEST_SEQUENCE_OFFSET);
     }
 
-    /** Bumps the space sequence and wakes waiting creates: room may have been made. */
+    /**
+     * Bumps the space sequence and wakes waiting creates: room may have been made. Under the allocator lock the
+     * wake waits for the lock's release ({@link AllocationLock#wakeSpaceWaitersOnRelease}): a waiter woken now
+     * would only sleep again on the lock. The bump is now either way, so a create that read the sequence before
+     * it does not go to sleep (the kernel compares the word).
+     */
     void spaceMayHaveFreed() {
         Atomics.getAndAddInt(header, SPACE_SEQUENCE_OFFSET, 1);
         if (Atomics.getIntVolatile(header, SPACE_WAITERS_OFFSET) > 0) {
-            Native.futexWakeAll(header.address() + SPACE_SEQUENCE_OFFSET);
+            if (lock.isHeldByCurrentThread()) {
+                lock.wakeSpaceWaitersOnRelease();
+            } else {
+                Native.futexWakeAll(header.address() + SPACE_SEQUENCE_OFFSET);
+            }
         }
     }
 

@@ -62,6 +62,37 @@ class BlockingCreateTest {
     }
 
     @Test
+    void shouldWakeACreateWaitingForeverWhenADeleteUnderTheLockDefersTheWakeToTheRelease() throws Exception {
+        ExecutorService pool = daemonPool();
+        try (var f = new StoreFixture()) {
+            TestId a = f.newId();
+            f.put(a, 40_000);
+            TestId b = f.newId();
+            Future<Long> waiter = pool.submit(() -> createWaiting(f, b, 40_000, Store.CREATE_NO_EVICT, -1));
+            awaitSpaceWaiter(f);
+            // Free under the lock as a delete does: the wake must come from the release (the waiter has no timeout).
+            f.store.lockAndRecover();
+            try {
+                f.store.freeEntryUnderLock(f.store.index().findBlocking(a.w0(), a.w1(), a.w2()));
+            } finally {
+                f.store.releaseLock();
+            }
+            f.store.seal(waiter.get());
+            assertNotNull(f.pin(b));
+            f.assertConsistent();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void shouldRefuseToDeferASpaceWakeWithoutHoldingTheLock() {
+        try (var f = new StoreFixture()) {
+            assertThrows(IllegalStateException.class, () -> f.store.lock.wakeSpaceWaitersOnRelease());
+        }
+    }
+
+    @Test
     void shouldWakeAnEvictingCreateWhenTheLastPinIsReleased() throws Exception {
         ExecutorService pool = daemonPool();
         try (var f = new StoreFixture()) {

@@ -92,7 +92,11 @@ class MultiProcessTest {
         assertEquals(8 << 20, before.unsealedBytes());
         assertEquals(2, before.clientCount());
         writer.kill();
-        eventually("unsealed bytes reclaimed", () -> depot.stats().unsealedBytes() == 0);
+        // The reaper frees the unsealed object under the lock and the slot after it: wait for both.
+        eventually("unsealed bytes reclaimed and the slot freed", () -> {
+            StoreStats s = depot.stats();
+            return s.unsealedBytes() == 0 && s.clientCount() == 1;
+        });
         StoreStats after = depot.stats();
         assertEquals(0, after.usedBytes());
         assertEquals(1, after.clientCount());

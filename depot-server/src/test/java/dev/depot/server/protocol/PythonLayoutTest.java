@@ -28,6 +28,9 @@ class PythonLayoutTest {
         "ClientTableDescriptor", "dev.depot.core.clients.ClientTableDescriptor",
         "IndexEntryDescriptor", "dev.depot.core.index.IndexEntryDescriptor",
         "HeapBlockDescriptor", "dev.depot.core.heap.HeapBlockDescriptor",
+        "HeapAllocator", "dev.depot.core.heap.HeapAllocator",
+        "AllocationLock", "dev.depot.core.store.AllocationLock",
+        "EventRings", "dev.depot.core.notify.EventRings",
         "NotificationDescriptor", "dev.depot.core.notify.NotificationDescriptor",
         "EventRecordDescriptor", "dev.depot.core.notify.EventRecordDescriptor",
         "Store", "dev.depot.core.store.Store");
