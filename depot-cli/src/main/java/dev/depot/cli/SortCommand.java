@@ -8,7 +8,7 @@ import picocli.CommandLine.Command;
     description = "sort numbers by a sample sort through a Depot shuffle, beside the single-process Arrays.sort",
     footer = {"Every argument after `sort` is passed to dev.depot.shuffle.sort.SortMain unchanged: --count N (1e8),",
         "--workers N, --dtype float64|int64, --runs single,1,N, --specials (NaN, -0.0, duplicates), --seed S, --json,",
-        "--no-pretouch (big runs: store pages are first touched inside the timed part).",
+        "--no-pretouch (big runs: store pages are first touched inside the timed part), --no-warmup (every JVM cold).",
         "Worker JVMs are started and reaped by the command, on a store of its own in a fresh directory under",
         "/dev/shm that it removes; --dir does not apply. See docs/SHUFFLE.md."})
 final class SortCommand extends ForwardingCommand {

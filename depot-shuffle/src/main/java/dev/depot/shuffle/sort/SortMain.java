@@ -27,12 +27,12 @@ import java.util.stream.Stream;
  *
  * <pre>
  *  depot sort [--count 1e8] [--workers N] [--dtype float64|int64] [--json] [--seed S] [--specials]
- *             [--runs single,1,N] [--no-pretouch]
+ *             [--runs single,1,N] [--no-pretouch] [--no-warmup]
  * </pre>
  */
 public final class SortMain {
     static final String USAGE = "usage: depot sort [--count 1e8] [--workers N] [--dtype float64|int64] [--json]"
-        + " [--seed S] [--specials] [--runs single,1,N] [--no-pretouch]";
+        + " [--seed S] [--specials] [--runs single,1,N] [--no-pretouch] [--no-warmup]";
 
     static final String HELP = USAGE + """
 
@@ -47,12 +47,14 @@ public final class SortMain {
           --specials     mix in NaN, -0.0, infinities and duplicates
           --no-pretouch  workers do not touch the store's pages before the timed part (saves a pass over
                          memory in big runs; the first touches are then timed, in partition and shuffle)
+          --no-warmup    no JVM runs the warm-up (the sort's steps on small arrays, so that the JIT has
+                         compiled them) before its timed part: every process is then measured cold
           --seed S       the data's seed (default 1)
           --json         one JSON object instead of the table""";
 
     /** Settings of one demo run. */
     record Settings(long count, int workers, SortData type, long seed, boolean specials, boolean json, Set<String> runs,
-                    boolean preTouch) {
+                    boolean preTouch, boolean warmUp) {
         static Settings parse(String[] args) {
             long count = 100_000_000L;
             int workers = Math.max(2, Runtime.getRuntime().availableProcessors());
@@ -60,6 +62,7 @@ public final class SortMain {
             long seed = 1;
             boolean specials = false;
             boolean preTouch = true;
+            boolean warmUp = true;
             boolean json = false;
             String runs = null;
             for (int i = 0; i < args.length; i++) {
@@ -72,6 +75,7 @@ public final class SortMain {
                     case "--runs" -> runs = value(args, ++i, a);
                     case "--specials" -> specials = true;
                     case "--no-pretouch" -> preTouch = false;
+                    case "--no-warmup" -> warmUp = false;
                     case "--json" -> json = true;
                     default -> throw new IllegalArgumentException("unknown option '" + a + "'\n" + USAGE);
                 }
@@ -86,7 +90,7 @@ public final class SortMain {
                         + " got '" + run + "'\n" + USAGE);
                 }
             }
-            return new Settings(count, workers, type, seed, specials, json, r, preTouch);
+            return new Settings(count, workers, type, seed, specials, json, r, preTouch, warmUp);
         }
 
         private static String value(String[] args, int i, String option) {
@@ -152,20 +156,29 @@ public final class SortMain {
         return report;
     }
 
+    /** CPU time of this process (all threads), in seconds. */
+    static double driverCpuSeconds() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+            .getOperatingSystemMXBean()).getProcessCpuTime() / 1e9;
+    }
+
     private static SortReport.Run single(Settings s) throws InterruptedException {
         long start = System.nanoTime();
+        double cpu = driverCpuSeconds();
         try (WorkerProcess w = WorkerProcess.start("single", s.dataBytes() + (256L << 20), 0,
                 List.of("single", Long.toString(s.count()), s.type().name().toLowerCase(), Long.toString(s.seed()),
-                    Boolean.toString(s.specials())));
+                    Boolean.toString(s.specials()), Boolean.toString(s.warmUp())));
              MemorySampler mem = new MemorySampler(null)) {
             mem.watch(w.pid());
             Map<String, String> r = w.result(Long.MAX_VALUE);
-            return SortReport.Run.of("single", 0, List.of(r), (System.nanoTime() - start) / 1e9, mem.peakBytes(), s);
+            return SortReport.Run.of("single", 0, List.of(r), (System.nanoTime() - start) / 1e9, mem.peakBytes(),
+                driverCpuSeconds() - cpu, s);
         }
     }
 
     private static SortReport.Run depot(Settings s, int workers) throws InterruptedException {
         long start = System.nanoTime();
+        double cpu = driverCpuSeconds();
         Path dir = Path.of("/dev/shm", "depot-sort-" + UUID.randomUUID());
         // The store holds what crosses between workers: a worker's own partition stays in its heap, so about
         // (N - 1)/N of the data, plus a margin for the splitters' rank error and a partition's metadata.
@@ -182,7 +195,8 @@ public final class SortMain {
              MemorySampler mem = new MemorySampler(dir)) {
             DepotClient client = server.client();
             String id = "sort-" + UUID.randomUUID();
-            try (Shuffle samples = Shuffle.create(client, id + "-samples", workers, 1,
+            try (Shuffle ready = Shuffle.create(client, id + "-ready", workers, 1);
+                 Shuffle samples = Shuffle.create(client, id + "-samples", workers, 1,
                     Shuffle.Options.defaults().withDtype(SortData.INT64.dtype()));
                  Shuffle data = Shuffle.create(client, id, workers, workers,
                      Shuffle.Options.defaults().withDtype(s.type().dtype()))) {
@@ -192,13 +206,14 @@ public final class SortMain {
                         WorkerProcess p = WorkerProcess.start("worker-" + w, share * 5 / 2 + (256L << 20), 0,
                             List.of("depot", dir.toString(), id, Integer.toString(w), Integer.toString(workers),
                                 Long.toString(s.count()), s.type().name().toLowerCase(), Long.toString(s.seed()),
-                                Boolean.toString(s.specials()), Boolean.toString(s.preTouch())));
+                                Boolean.toString(s.specials()), Boolean.toString(s.preTouch()),
+                                Boolean.toString(s.warmUp())));
                         procs.add(p);
                         mem.watch(p.pid());
                     }
                     List<Map<String, String>> results = WorkerProcess.results(procs, Long.MAX_VALUE);
                     return SortReport.Run.of(Integer.toString(workers), workers, results, (System.nanoTime() - start) / 1e9,
-                        mem.peakBytes(), s);
+                        mem.peakBytes(), driverCpuSeconds() - cpu, s);
                 } finally {
                     for (WorkerProcess p : procs) {
                         p.close();  // before the shuffles close: no worker writes into a shuffle being deleted
@@ -229,10 +244,16 @@ public final class SortMain {
     }
 
     /**
-     * Samples, every 100 ms, the memory of the run: the store file (fully reserved when created) plus each
+     * Samples, every {@link #SAMPLE_MILLIS}, the memory of the run: the store file (fully reserved when created) plus each
      * watched process's and this process's private PSS (store pages excluded: they are the store's).
      */
     static final class MemorySampler implements AutoCloseable {
+        /**
+         * Between samples. Each reads every process's {@code smaps_rollup} (about 0.5 ms of kernel time for a
+         * 1 GB process, more for the store's small pages), on the cores the workers sort on: every 100 ms that
+         * was a few percent of one core.
+         */
+        static final long SAMPLE_MILLIS = 250;
         private final Path storeDir;
         private final Set<Long> pids = ConcurrentHashMap.newKeySet();
         private final Thread thread;
@@ -253,7 +274,7 @@ public final class SortMain {
             while (!stop) {
                 sample();
                 try {
-                    Thread.sleep(100);
+                    Thread.sleep(SAMPLE_MILLIS);
                 } catch (InterruptedException e) {
                     return;
                 }

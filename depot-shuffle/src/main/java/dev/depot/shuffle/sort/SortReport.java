@@ -11,7 +11,7 @@ import java.util.Map;
 final class SortReport {
     /** Cores of the machine the estimate is worked out for (Plasma's demo machine). */
     static final int ESTIMATE_CORES = 20;
-    static final String[] PHASES = {"generate", "prepare", "sample", "partition", "shuffle", "sort", "verify"};
+    static final String[] PHASES = {"generate", "prepare", "ready", "sample", "partition", "shuffle", "sort", "verify"};
     /** The phases {@code sort s} times (the single process has only "sort"). */
     static final String[] TIMED_PHASES = {"sample", "partition", "shuffle", "sort"};
 
@@ -27,11 +27,15 @@ final class SortReport {
      * @param sortCpuS  CPU seconds (user and system) of what {@code sortS} times: for Depot the largest sum over
      *                  one worker of its timed phases. Where other programs share the cores, it is what the sort
      *                  would take on idle ones, waits excluded.
+     * @param processes per process (the single one, or each worker in order), its {@link #split}
+     * @param driverCpuS CPU seconds of the driver (the command: the store it hosts, the memory sampler) from the
+     *                  start of the run's processes to their results
      */
     record Run(String label, int workers, long count, double wallS, double sortS, double sortCpuS, long shuffledBytes,
-               long peakBytes, Map<String, Double> phasesS, long checksumIn, long checksumOut, boolean sorted) {
+               long peakBytes, Map<String, Double> phasesS, long checksumIn, long checksumOut, boolean sorted,
+               List<Map<String, Double>> processes, double driverCpuS) {
         static Run of(String label, int workers, List<Map<String, String>> results, double wallS, long peakBytes,
-                      SortMain.Settings s) {
+                      double driverCpuS, SortMain.Settings s) {
             long count = 0;
             long in = 0;
             long out = 0;
@@ -41,8 +45,10 @@ final class SortReport {
             long ended = 0;
             Long previousLast = null;
             Map<String, Double> phases = new LinkedHashMap<>();
+            List<Map<String, Double>> processes = new ArrayList<>();
             double cpu = 0;
             for (Map<String, String> r : results) {
+                processes.add(split(r));
                 double mine = 0;
                 for (String p : TIMED_PHASES) {
                     mine += Long.parseLong(r.getOrDefault(p + "_cpu_ms", "0")) / 1e3;
@@ -72,7 +78,37 @@ final class SortReport {
             }
             double sortS = workers == 0 ? phases.get("sort") : (ended - started) / 1e3;
             return new Run(label, workers, count, wallS, sortS, cpu, shuffled, peakBytes, phases, in, out,
-                sorted && count == s.count());
+                sorted && count == s.count(), processes, driverCpuS);
+        }
+
+        /**
+         * Where one process's wall time went, per phase {@code p} it ran, in seconds: {@code p} (wall),
+         * {@code p_cpu} (its thread's CPU time), {@code p_queued} (runnable, waiting for a core: other programs or
+         * the process's own other threads had it), {@code p_blocked} (the rest: waiting for another worker, for
+         * the disk, for a lock), {@code p_other_threads_cpu} (the JIT's and GC's threads, in the same process) and
+         * {@code values}, how many it sorted.
+         */
+        static Map<String, Double> split(Map<String, String> r) {
+            Map<String, Double> m = new LinkedHashMap<>();
+            m.put("values", Double.parseDouble(r.getOrDefault("count", "0")));
+            for (String p : PHASES) {
+                if (!r.containsKey(p + "_ms")) {
+                    continue;
+                }
+                double wall = ms(r, p + "_ms");
+                double cpu = ms(r, p + "_cpu_ms");
+                double queued = ms(r, p + "_runq_ms");
+                m.put(p, wall);
+                m.put(p + "_cpu", cpu);
+                m.put(p + "_queued", queued);
+                m.put(p + "_blocked", Math.max(0, wall - cpu - queued));
+                m.put(p + "_other_threads_cpu", Math.max(0, ms(r, p + "_proc_cpu_ms") - cpu));
+            }
+            return m;
+        }
+
+        private static double ms(Map<String, String> r, String key) {
+            return Long.parseLong(r.getOrDefault(key, "0")) / 1e3;
         }
 
         boolean verified() {
@@ -207,7 +243,8 @@ final class SortReport {
             + " generated, memory touched) to the last local sort done (sample + partition + shuffle + local sort)."
             + " speed-up: single-process sort s / sort s. cpu s: the CPU time (user + system) of the same steps, for"
             + " Depot of its busiest worker; cpu x: the speed-up by it, what idle cores would give on a shared machine.");
-        out.println("peak memory: the store file plus every process's private PSS, sampled every 100 ms.");
+        out.println("peak memory: the store file plus every process's private PSS, sampled every "
+            + SortMain.MemorySampler.SAMPLE_MILLIS + " ms.");
         Run any = runs.isEmpty() ? null : runs.getFirst();
         out.printf(Locale.ROOT, "verified: %s%n", verified()
             ? String.format(Locale.ROOT, "every run sorted all %,d values in Arrays.sort order; checksum %016x equals"
@@ -221,6 +258,7 @@ final class SortReport {
                     w.phasesS().get(p), w.phasesS().get(p + "_cpu")));
             }
             out.println(sb.substring(0, sb.length() - 1));
+            printProcesses(out);
             Map<String, Double> e = estimate();
             Run base = single();
             out.printf(Locale.ROOT, "%d-core estimate (from the phases' CPU seconds): sample %.2f s; partition %.2f s"
@@ -233,6 +271,32 @@ final class SortReport {
                 e.get("sort"), e.get("total"), base == null ? ""
                     : String.format(Locale.ROOT, ", %.1fx the single-process sort's %.2f CPU s", base.sortCpuS() / e.get("total"),
                         base.sortCpuS()));
+        }
+    }
+
+    /**
+     * Per process of the single run and the widest one, where the timed phases' wall time went: wall = cpu +
+     * queued + blocked seconds, and the CPU seconds of the process's other threads (JIT, GC) beside them.
+     */
+    private void printProcesses(PrintStream out) {
+        out.println("per process, timed phases: wall s = cpu + queued (runnable, no core free) + blocked (waiting);"
+            + " others: the CPU s of the process's other threads (JIT, GC)");
+        for (Run r : java.util.stream.Stream.of(single(), widest()).filter(java.util.Objects::nonNull).toList()) {
+            for (int i = 0; i < r.processes().size(); i++) {
+                Map<String, Double> m = r.processes().get(i);
+                StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "  %-9s %,12.0f values:",
+                    r.workers() == 0 ? "single" : "worker " + i, m.get("values")));
+                for (String p : TIMED_PHASES) {
+                    if (m.containsKey(p)) {
+                        sb.append(String.format(Locale.ROOT, " %s %.2f = %.2f + %.2f + %.2f (others %.2f),",
+                            p.equals("sort") ? "local sort" : p, m.get(p), m.get(p + "_cpu"), m.get(p + "_queued"),
+                            m.get(p + "_blocked"), m.get(p + "_other_threads_cpu")));
+                    }
+                }
+                out.println(sb.substring(0, sb.length() - 1));
+            }
+            out.printf(Locale.ROOT, "  driver    %.2f CPU s over the run's %.2f s (the store it hosts, the memory"
+                + " sampler)%n", r.driverCpuS(), r.wallS());
         }
     }
 
@@ -295,7 +359,15 @@ final class SortReport {
             field(o, "sort_cpu_s", num(r.sortCpuS()));
             field(o, "bytes_shuffled", r.shuffledBytes());
             field(o, "peak_memory_bytes", r.peakBytes());
+            field(o, "driver_cpu_s", num(r.driverCpuS()));
             field(o, "verified", r.verified());
+            StringBuilder procs = new StringBuilder("[");
+            for (Map<String, Double> m : r.processes()) {
+                StringBuilder po = new StringBuilder("{");
+                m.forEach((k, v) -> field(po, k.equals("values") ? k : k + "_s", k.equals("values") ? v.longValue() : num(v)));
+                procs.append(po, 0, po.length() - 1).append("},");
+            }
+            field(o, "processes", (r.processes().isEmpty() ? "[" : procs.substring(0, procs.length() - 1)) + "]");
             list.append(o, 0, o.length() - 1).append("},");
         }
         field(sb, "runs", (runs.isEmpty() ? "[" : list.substring(0, list.length() - 1)) + "]");

@@ -18,9 +18,9 @@ import java.util.Map;
  * {@code result key=value ...}, and exits.
  *
  * <ul>
- * <li>{@code single COUNT DTYPE SEED SPECIALS}: the baseline: generates all values into one array and sorts
- *     it with {@code Arrays.sort}.</li>
- * <li>{@code depot DIR SHUFFLE WORKER WORKERS COUNT DTYPE SEED SPECIALS PRETOUCH}: one worker of the sample sort:
+ * <li>{@code single COUNT DTYPE SEED SPECIALS WARMUP}: the baseline: generates all values into one array, runs
+ *     the {@link WarmUp}, and sorts the array with {@code Arrays.sort}.</li>
+ * <li>{@code depot DIR SHUFFLE WORKER WORKERS COUNT DTYPE SEED SPECIALS PRETOUCH WARMUP}: one worker of the sample sort:
  *     generates its share into its work array, publishes samples through the shuffle {@code SHUFFLE-samples},
  *     partitions its share by the splitters (its own partition stays in the work array, the others' go into its
  *     map's object of shuffle {@code SHUFFLE}), appends the other maps' slices of its partition behind its own
@@ -37,6 +37,7 @@ public final class SortWorker {
 
     private long phaseStart = System.nanoTime();
     private long phaseCpuStart = THREADS.getCurrentThreadCpuTime();
+    private long[] phaseOther = PhaseCosts.sample();
 
     private SortWorker() {
     }
@@ -45,10 +46,10 @@ public final class SortWorker {
         SortWorker w = new SortWorker();
         switch (args[0]) {
             case "single" -> w.single(Long.parseLong(args[1]), SortData.parse(args[2]), Long.parseLong(args[3]),
-                Boolean.parseBoolean(args[4]));
+                Boolean.parseBoolean(args[4]), Boolean.parseBoolean(args[5]));
             case "depot" -> w.depot(Path.of(args[1]), args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]),
                 Long.parseLong(args[5]), SortData.parse(args[6]), Long.parseLong(args[7]), Boolean.parseBoolean(args[8]),
-                Boolean.parseBoolean(args[9]));
+                Boolean.parseBoolean(args[9]), Boolean.parseBoolean(args[10]));
             default -> throw new IllegalArgumentException("role is single or depot, got " + args[0]);
         }
         StringBuilder line = new StringBuilder("result");
@@ -63,15 +64,24 @@ public final class SortWorker {
         result.put(name + "_cpu_ms", (cpu - phaseCpuStart) / 1_000_000);
         phaseStart = now;
         phaseCpuStart = cpu;
+        long[] other = PhaseCosts.sample();
+        for (int i = 0; i < PhaseCosts.NAMES.length; i++) {
+            result.put(name + "_" + PhaseCosts.NAMES[i], other[i] - phaseOther[i]);
+        }
+        phaseOther = other;
     }
 
-    private void single(long count, SortData type, long seed, boolean specials) {
+    private void single(long count, SortData type, long seed, boolean specials, boolean warmUp) {
         if (count > Integer.MAX_VALUE - 8) {
             throw new IllegalArgumentException(count + " values are more than one Java array holds");
         }
         MemorySegment all = SampleSort.newArray(type, count);
         result.put("in", type.generate(seed, 0, count, specials, all));
         phase("generate");
+        if (warmUp) {
+            result.put("warmup_checksum", WarmUp.run(type, specials));
+        }
+        phase("prepare");
         SampleSort.sortInPlace(all);
         phase("sort");
         verify(type, all);
@@ -91,8 +101,9 @@ public final class SortWorker {
     }
 
     private void depot(Path dir, String shuffleId, int worker, int workers, long count, SortData type, long seed,
-                       boolean specials, boolean preTouch) {
+                       boolean specials, boolean preTouch, boolean warmUp) {
         try (DepotClient client = DepotClient.open(dir);
+             Shuffle ready = Shuffle.open(client, shuffleId + "-ready", WAIT_MILLIS);
              Shuffle samples = Shuffle.open(client, shuffleId + "-samples", WAIT_MILLIS);
              Shuffle data = Shuffle.open(client, shuffleId, WAIT_MILLIS)) {
             phase("start");
@@ -114,11 +125,19 @@ public final class SortWorker {
             // timed part it would be counted against Depot, and a long-lived store's heap is touched once per
             // process.
             result.put("touched_pages", preTouch ? client.store().preTouchHeap() : 0);
+            // The same warm-up as the single process's (WarmUp says why).
+            if (warmUp) {
+                result.put("warmup_checksum", WarmUp.run(type, specials));
+            }
             phase("prepare");
-            // The timed sort starts when every worker is here (the last one's started_at): all the data exists.
+            // The timed sort starts when every worker is here: all the data exists. A barrier, so that no worker
+            // samples before the last one is ready (its sampling would be outside the timed part).
+            ready.writeMap(worker, List.of(MemorySegment.NULL));
+            ready.reader(0, WAIT_MILLIS).close();
+            phase("ready");
             result.put("started_at", System.currentTimeMillis());
 
-            long[] keys = SampleSort.sampleKeys(type, mine, SampleSort.SAMPLES_PER_WORKER, seed + worker);
+            long[] keys = SampleSort.sampleKeys(type, mine, SampleSort.samplesPerWorker(workers), seed + worker);
             samples.writeMap(worker, List.of(MemorySegment.ofArray(keys)));
             try (ShuffleReader r = samples.reader(0, WAIT_MILLIS)) {
                 long[] all = SampleSort.gather(SortData.INT64, r.slices()).toArray(ValueLayout.JAVA_LONG);

@@ -247,6 +247,89 @@ class SampleSortTest {
         assertEquals(SampleSort.checksum(MemorySegment.ofArray(expected)), SampleSort.checksum(got));
     }
 
+    /**
+     * On the workers' arrays the two-way pass compares values, not keys ({@link SampleSort#plainSplitter}): the
+     * same partitions as by keys whatever the splitter, -0.0, +0.0 (where it falls back to keys), NaN, the
+     * infinities or none (Long.MAX_VALUE), keeping either side, on a slice of a larger array.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"FLOAT64", "INT64"})
+    void shouldPartitionInPlaceByValuesAsByKeysWhateverTheSplitter(String name) {
+        SortData type = SortData.valueOf(name);
+        SplittableRandom rnd = new SplittableRandom(11);
+        long[] bits = new long[3000];
+        for (int i = 0; i < bits.length; i++) {
+            bits[i] = i % 3 == 0 ? type.special(rnd.nextInt(40)) : type == SortData.FLOAT64
+                ? Double.doubleToRawLongBits(rnd.nextInt(20) - 10.0) : rnd.nextLong(-10, 10);
+        }
+        List<Long> splitters = new ArrayList<>(List.of(Long.MAX_VALUE, Long.MIN_VALUE, 0L, -1L, 3L));
+        for (int i = 0; i < 40; i++) {
+            splitters.add(type.key(type.special(i)));
+        }
+        for (long splitter : splitters) {
+            for (int own = 0; own < 2; own++) {
+                MemorySegment words;
+                if (type == SortData.FLOAT64) {
+                    double[] values = new double[bits.length + 10];
+                    for (int i = 0; i < bits.length; i++) {
+                        values[i + 5] = Double.longBitsToDouble(bits[i]);
+                    }
+                    words = MemorySegment.ofArray(values).asSlice(5L * Long.BYTES, (long) bits.length * Long.BYTES);
+                } else {
+                    long[] values = new long[bits.length + 10];
+                    System.arraycopy(bits, 0, values, 5, bits.length);
+                    words = MemorySegment.ofArray(values).asSlice(5L * Long.BYTES, (long) bits.length * Long.BYTES);
+                }
+                long checksum = SampleSort.checksum(words);
+                long expected = 0;
+                for (long b : bits) {
+                    expected += (type.key(b) < splitter) == (own == 0) ? 1 : 0;
+                }
+                long kept = SampleSort.partitionInPlace(type, words, splitter, own);
+                assertEquals(expected, kept, "splitter " + splitter + ", own " + own);
+                for (long i = 0; i < bits.length; i++) {
+                    boolean below = type.key(words.getAtIndex(ValueLayout.JAVA_LONG, i)) < splitter;
+                    assertEquals(i < kept == (own == 0), below, "word " + i + ", splitter " + splitter + ", own " + own);
+                }
+                assertEquals(checksum, SampleSort.checksum(words), "the same words, bit for bit");
+            }
+        }
+    }
+
+    @Test
+    void shouldTakeValueComparisonsOnlyWhereTheyAgreeWithKeys() {
+        assertTrue(Double.isNaN(SampleSort.plainSplitter(SortData.FLOAT64, SortData.FLOAT64.key(0L))), "+0.0");
+        assertTrue(Double.isNaN(SampleSort.plainSplitter(SortData.FLOAT64,
+            SortData.FLOAT64.key(Double.doubleToRawLongBits(Double.NaN)))), "NaN");
+        assertTrue(Double.isNaN(SampleSort.plainSplitter(SortData.INT64, 5)), "int64 compares its keys");
+        for (double d : new double[] {-0.0, 1.5, -2.25, Double.NEGATIVE_INFINITY, Double.POSITIVE_INFINITY, Double.MIN_VALUE}) {
+            assertEquals(Double.doubleToRawLongBits(d), Double.doubleToRawLongBits(
+                SampleSort.plainSplitter(SortData.FLOAT64, SortData.FLOAT64.key(Double.doubleToRawLongBits(d)))), "" + d);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void shouldWarmUpOnEveryTypeWithAndWithoutSpecials(boolean specials) {
+        for (SortData type : SortData.values()) {
+            assertEquals(WarmUp.run(type, specials), WarmUp.run(type, specials), "the same steps on the same values");
+        }
+    }
+
+    @Test
+    void shouldSampleOneKeyPerStratumInOrderOfPosition() {
+        long[] values = new long[1000];
+        for (int i = 0; i < values.length; i++) {
+            values[i] = i;
+        }
+        long[] keys = SampleSort.sampleKeys(SortData.INT64, MemorySegment.ofArray(values), 100, 4);
+        for (int i = 0; i < keys.length; i++) {
+            assertTrue(keys[i] >= i * 10L && keys[i] < (i + 1) * 10L, "sample " + i + " is " + keys[i]);
+        }
+        assertEquals(7, SampleSort.sampleKeys(SortData.INT64, MemorySegment.ofArray(new long[] {7}), 5, 1)[4]);
+        assertEquals(0, SampleSort.sampleKeys(SortData.INT64, MemorySegment.ofArray(new long[0]), 5, 1).length);
+    }
+
     @Test
     void shouldGatherIntoANewArrayWhenThePartitionOutgrowsTheWorkArray() {
         MemorySegment work = MemorySegment.ofArray(new long[] {5, 6, 0});

@@ -29,6 +29,7 @@ class SortDemoTest {
         report.print(new PrintStream(table, true, StandardCharsets.UTF_8));
         String text = table.toString(StandardCharsets.UTF_8);
         assertTrue(text.contains("depot, 3 workers") && text.contains("single process (Arrays.sort)")
-            && text.contains("20-core estimate"), text);
+            && text.contains("20-core estimate") && text.contains("worker 2") && text.contains("local sort"), text);
+        assertTrue(json.contains("\"processes\":[{\"values\":"), json);
     }
 }
