@@ -15,6 +15,7 @@ in process memory, transfers over TCP).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import warnings
 
@@ -30,6 +31,9 @@ logger = logging.getLogger("depot.dask.distributed")
 
 #: How often a worker deletes objects of dead workers of its store.
 SWEEP_INTERVAL_MS = 2000
+# How often, and how many times, a worker that dropped a shuffle map's output asks again who else holds it.
+_HOLDER_RECHECK_SECONDS = 0.5
+_HOLDER_RECHECKS = 60
 
 
 def _connect(depot_dir, depot_capacity):
@@ -88,14 +92,24 @@ class Worker(distributed.Worker):
         self.loop.add_callback(self._delete_slices_unless_held, key, oids)
 
     async def _delete_slices_unless_held(self, key, oids):
-        try:
-            who_has = await self.scheduler.who_has(keys=[key])
-        except Exception as e:  # the scheduler is gone: the cluster's close sweeps the objects of dead workers
-            logger.debug("depot: cannot ask who holds %s: %s", key, e)
+        # Two holders that drop the key at the same moment (a failed job releases it everywhere) would each see
+        # the other still listed and leave the slices to it: so a holder that sees another one asks again, until
+        # nobody else holds the key (then it deletes) or the other holder keeps it past the re-check period
+        # (reducers still wait; that holder deletes when it drops the key).
+        for _ in range(_HOLDER_RECHECKS):
+            try:
+                who_has = await self.scheduler.who_has(keys=[key])
+            except Exception as e:  # the scheduler is gone: the cluster's close sweeps the objects of dead workers
+                logger.debug("depot: cannot ask who holds %s: %s", key, e)
+                return
+            holders = set(who_has.get(key) or who_has.get(str(key)) or ()) - {self.address}
+            if not holders:
+                break
+            await asyncio.sleep(_HOLDER_RECHECK_SECONDS)
+        else:
             return
-        holders = set(who_has.get(key) or who_has.get(str(key)) or ()) - {self.address}
         client = self.depot_client
-        if holders or client is None:
+        if client is None:
             return
         for oid in oids:
             try:
