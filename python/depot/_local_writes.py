@@ -39,8 +39,8 @@ assert (IE.BLOCK_OFFSET_OFFSET == IE.METADATA_LENGTH_OFFSET + 4 and IE.DATA_LENG
         and IE.CREATE_TIME_OFFSET == IE.DATA_LENGTH_OFFSET + 8 and IE.LAST_ACCESS_OFFSET == IE.CREATE_TIME_OFFSET + 8
         and IE.METADATA_LENGTH_OFFSET == IE.ID_OFFSET + IE.ID_LENGTH), "entry fields moved: update _FIELDS"
 _BLOCK_AND_LENGTHS = struct.Struct("<IQQ")
+_I64 = struct.Struct("<q")
 _MASK32 = 0xFFFFFFFF
-_MASK64 = 0xFFFFFFFFFFFFFFFF
 # States of a live entry whose id blocks a create of the same id (Java's ObjectIndex.findBlocking).
 _NOT_BLOCKING = (ES.TOMBSTONE, ES.DELETING, ES.DELETE_PENDING)
 _KNOWN_STATES = frozenset(v for k, v in vars(ES).items() if k.isupper())
@@ -155,7 +155,7 @@ class LocalWrites:
                 raise ObjectExistsError("object %s exists already; ids are write-once: delete it first or use another"
                                         " id" % ObjectId(raw))
             mm = self._mm
-            if free < 0 or struct.unpack_from("<q", mm, H.OBJECT_COUNT_OFFSET)[0] >= self._max_objects:
+            if free < 0 or _I64.unpack_from(mm, H.OBJECT_COUNT_OFFSET)[0] >= self._max_objects:
                 return None  # the index is full: the daemon evicts or explains
             block = self._allocator.allocate(block_size)
             if block == NONE:
@@ -222,11 +222,16 @@ class LocalWrites:
             entry = self._entries_offset + index_slot * IE.ENTRY_LENGTH
             _, block, _ = _BLOCK_AND_LENGTHS.unpack_from(self._mm, entry + IE.METADATA_LENGTH_OFFSET)
             if created.flags & IE.FLAG_KEEP:
-                self._add_counter(H.KEPT_BYTES_OFFSET, -self._allocator.block_size(block) & _MASK64)
-                self._add_counter(H.KEPT_OBJECTS_OFFSET, -1 & _MASK64)
+                self._add_counter(H.KEPT_BYTES_OFFSET, -self._allocator.block_size(block))
+                self._add_counter(H.KEPT_OBJECTS_OFFSET, -1)
             self._allocator.free(block)
             self._remove(index_slot)
-            self._add_counter(H.OBJECT_COUNT_OFFSET, -1 & _MASK64)
-            self._space_may_have_freed()
+            self._add_counter(H.OBJECT_COUNT_OFFSET, -1)
+            # The space sequence is bumped under the lock (a waiting create reads it under the lock) ...
+            atomics.get_and_add_int(self._base + H.SPACE_SEQUENCE_OFFSET, 1)
         finally:
             self._lock.release()
+        # ... and its sleepers are woken after the release, as Java does: woken under it, they would only sleep
+        # again on the lock.
+        if atomics.get_int_volatile(self._base + H.SPACE_WAITERS_OFFSET) > 0:
+            atomics.futex_wake_all(self._base + H.SPACE_SEQUENCE_OFFSET)

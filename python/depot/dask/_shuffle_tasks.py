@@ -260,11 +260,11 @@ def map_partition(df, spec, map_index=-1):
             _delete(client, oid)
         raise
     if owns:
-        weakref.finalize(out, _delete_left, client, written)
+        weakref.finalize(out, delete_left, client, written)
     return out
 
 
-def _delete_left(client, oids):
+def delete_left(client, oids):
     """Deletes the slices no reducer deleted (the compute failed or was cancelled before they ran)."""
     if client.closed:
         return

@@ -108,15 +108,9 @@ class Worker(distributed.Worker):
             await asyncio.sleep(_HOLDER_RECHECK_SECONDS)
         else:
             return
-        client = self.depot_client
-        if client is None:
-            return
-        for oid in oids:
-            try:
-                if client.contains(oid):
-                    client.delete(oid)
-            except Exception:
-                pass  # a reducer deleted it meanwhile, or the daemon is restarting
+        if self.depot_client is not None:
+            from .._shuffle_tasks import delete_left
+            delete_left(self.depot_client, oids)
 
     def _sweep(self):
         try:
