@@ -83,7 +83,10 @@ final class ShufflePartitionReader implements PartitionReader<ColumnarBatch> {
     }
 
     private void closeBatch() {
-        batch = null;
+        if (batch != null) {
+            DepotColumnVector.closeColumnsOf(batch);  // before the root lets go of the memory under them
+            batch = null;
+        }
         if (root != null) {
             root.close();
             root = null;
