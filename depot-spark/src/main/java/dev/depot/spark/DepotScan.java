@@ -20,10 +20,20 @@ import org.apache.spark.sql.types.StructType;
  * only parts of one host together, each partition preferring that host. Unlike a file, a part costs nothing to
  * open (a pin), so neither {@code openCostInBytes} per part nor as the least split applies. The read option
  * {@code maxPartitionBytes} overrides the configured size.
+ *
+ * <p>Unless a size is given (the read option, or {@code spark.sql.files.maxPartitionBytes} set explicitly), a scan
+ * also has at most {@link #PARTITIONS_PER_CORE} partitions per core: a file scan splits finely to overlap reads
+ * and decoding with other tasks, but a part is read in place, so more tasks than that add only their fixed cost
+ * (scheduling, (de)serialising the task, a shuffle file per map task), which for a 1 GiB scan on 2 cores was
+ * most of a query's time (see docs/BENCHMARKS.md, "Issue 14, third round"). Two per core rather than one keeps
+ * some balancing when a core is busy with something else.
  */
 final class DepotScan implements Scan, Batch {
     /** Read option: the most bytes (of the read columns) an input partition holds, as a size ({@code 256m}). */
     static final String MAX_PARTITION_BYTES_OPTION = "maxPartitionBytes";
+    /** Without a configured size, a scan has at most this many input partitions per core (see the class comment). */
+    static final int PARTITIONS_PER_CORE = 2;
+    private static final String MAX_PARTITION_BYTES_CONF = "spark.sql.files.maxPartitionBytes";
 
     private final Catalogue catalogue;
     private final StructType readSchema;
@@ -82,10 +92,24 @@ final class DepotScan implements Scan, Batch {
         long total = catalogue.rows() * rowBytes;
         SQLConf conf = SQLConf.get();
         long max = maxPartitionBytes != null ? DepotNode.parseBytes(maxPartitionBytes) : conf.filesMaxPartitionBytes();
-        int minPartitions = minPartitions(conf);
-        long splitBytes = Math.min(max, Math.max(1, (total + minPartitions - 1) / minPartitions));
+        boolean sizeGiven = maxPartitionBytes != null || conf.contains(MAX_PARTITION_BYTES_CONF);
+        long splitBytes = splitBytes(total, max, minPartitions(conf), !sizeGiven);
         return pack(catalogue.parts(), rowBytes, splitBytes).stream().map(DepotInputPartition::new)
             .toArray(InputPartition[]::new);
+    }
+
+    /**
+     * How many bytes an input partition holds: Spark's rule for files ({@code max}, or less so that there are at
+     * least {@code minPartitions}), and, when {@code capped}, at least enough that there are at most
+     * {@link #PARTITIONS_PER_CORE} per core ({@code minPartitions} being the cores unless configured).
+     */
+    static long splitBytes(long total, long max, int minPartitions, boolean capped) {
+        long split = Math.min(max, Math.max(1, ceilDiv(total, minPartitions)));
+        return capped ? Math.max(split, ceilDiv(total, (long) PARTITIONS_PER_CORE * minPartitions)) : split;
+    }
+
+    private static long ceilDiv(long a, long b) {
+        return Math.max(1, (a + b - 1) / b);
     }
 
     /** {@code spark.sql.files.minPartitionNum}, else the leaf-node parallelism (Spark's rule for file scans). */

@@ -131,6 +131,12 @@ class DepotSourceTest {
         List<Integer> sizes = DepotScan.pack(parts, 64, 128L << 20).stream().map(List::size).toList();
         assertEquals(List.of(2, 2, 2, 2, 2, 2, 2, 1, 1), sizes, "two 64 MiB parts per 128 MiB; hosts apart");
         assertEquals(16, DepotScan.pack(parts, 64, 1).size(), "a part larger than the split is alone");
+        long gib = 1L << 30;
+        assertEquals(256L << 20, DepotScan.splitBytes(gib, 128L << 20, 2, true), "at most 2 partitions per core");
+        assertEquals(128L << 20, DepotScan.splitBytes(gib, 128L << 20, 2, false), "a size given: Spark's rule");
+        assertEquals(50, DepotScan.splitBytes(100, 128L << 20, 2, true), "small: one partition per core, as Spark");
+        assertEquals(List.of(4, 4, 4, 3, 1), DepotScan.pack(parts, 64, DepotScan.splitBytes(gib, 128L << 20, 2,
+            true)).stream().map(List::size).toList(), "a 1 GiB scan on 2 cores: 4 partitions (and host b's own)");
         sample(10_000, 4).write().format("depot").mode("overwrite").save("packed");
         Dataset<Row> df = spark.read().format("depot").load("packed");
         assertEquals(2, df.rdd().getNumPartitions(), "small parts: as many partitions as cores (local[2])");
