@@ -27,12 +27,12 @@ import java.util.stream.Stream;
  *
  * <pre>
  *  depot sort [--count 1e8] [--workers N] [--dtype float64|int64] [--json] [--seed S] [--specials]
- *             [--runs single,1,N] [--no-pretouch] [--no-warmup]
+ *             [--runs single,1,N] [--no-pretouch] [--no-warmup] [--local-sort buckets|whole]
  * </pre>
  */
 public final class SortMain {
     static final String USAGE = "usage: depot sort [--count 1e8] [--workers N] [--dtype float64|int64] [--json]"
-        + " [--seed S] [--specials] [--runs single,1,N] [--no-pretouch] [--no-warmup]";
+        + " [--seed S] [--specials] [--runs single,1,N] [--no-pretouch] [--no-warmup] [--local-sort buckets|whole]";
 
     static final String HELP = USAGE + """
 
@@ -49,12 +49,16 @@ public final class SortMain {
                          memory in big runs; the first touches are then timed, in partition and shuffle)
           --no-warmup    no JVM runs the warm-up (the sort's steps on small arrays, so that the JIT has
                          compiled them) before its timed part: every process is then measured cold
+          --local-sort A buckets (default): each worker cuts its partition into fine buckets of about
+                         65,536 values in the partition pass and sorts them one by one in the cache;
+                         whole: one Arrays.sort of the whole partition (the baseline is always one
+                         Arrays.sort of all the data)
           --seed S       the data's seed (default 1)
           --json         one JSON object instead of the table""";
 
     /** Settings of one demo run. */
     record Settings(long count, int workers, SortData type, long seed, boolean specials, boolean json, Set<String> runs,
-                    boolean preTouch, boolean warmUp) {
+                    boolean preTouch, boolean warmUp, LocalSort localSort) {
         static Settings parse(String[] args) {
             long count = 100_000_000L;
             int workers = Math.max(2, Runtime.getRuntime().availableProcessors());
@@ -64,6 +68,7 @@ public final class SortMain {
             boolean preTouch = true;
             boolean warmUp = true;
             boolean json = false;
+            LocalSort localSort = LocalSort.BUCKETS;
             String runs = null;
             for (int i = 0; i < args.length; i++) {
                 String a = args[i];
@@ -76,6 +81,7 @@ public final class SortMain {
                     case "--specials" -> specials = true;
                     case "--no-pretouch" -> preTouch = false;
                     case "--no-warmup" -> warmUp = false;
+                    case "--local-sort" -> localSort = LocalSort.parse(value(args, ++i, a));
                     case "--json" -> json = true;
                     default -> throw new IllegalArgumentException("unknown option '" + a + "'\n" + USAGE);
                 }
@@ -90,7 +96,7 @@ public final class SortMain {
                         + " got '" + run + "'\n" + USAGE);
                 }
             }
-            return new Settings(count, workers, type, seed, specials, json, r, preTouch, warmUp);
+            return new Settings(count, workers, type, seed, specials, json, r, preTouch, warmUp, localSort);
         }
 
         private static String value(String[] args, int i, String option) {
@@ -180,10 +186,12 @@ public final class SortMain {
         long start = System.nanoTime();
         double cpu = driverCpuSeconds();
         Path dir = Path.of("/dev/shm", "depot-sort-" + UUID.randomUUID());
-        // The store holds what crosses between workers: a worker's own partition stays in its heap, so about
-        // (N - 1)/N of the data, plus a margin for the splitters' rank error and a partition's metadata.
-        long capacity = s.dataBytes() / workers * (workers - 1) + s.dataBytes() / 32 + (64L << 20)
-            + (long) workers * workers * (64 << 10);
+        // The store holds the maps' objects. Bucketed, every value goes through its map's object (a worker's own
+        // partition too): the data plus a margin for objects' metadata. Whole, only what crosses between workers:
+        // a worker's own partition stays in its heap, so about (N - 1)/N of the data, plus a margin for the
+        // splitters' rank error.
+        long crossing = s.localSort() == LocalSort.BUCKETS ? s.dataBytes() : s.dataBytes() / workers * (workers - 1);
+        long capacity = crossing + s.dataBytes() / 32 + (64L << 20) + (long) workers * workers * (64 << 10);
         List<WorkerProcess> procs = new CopyOnWriteArrayList<>();
         Thread cleanup = new Thread(() -> {  // on SIGTERM or Ctrl-C: no worker outlives the driver, no store stays
             procs.forEach(WorkerProcess::close);
@@ -207,7 +215,7 @@ public final class SortMain {
                             List.of("depot", dir.toString(), id, Integer.toString(w), Integer.toString(workers),
                                 Long.toString(s.count()), s.type().name().toLowerCase(), Long.toString(s.seed()),
                                 Boolean.toString(s.specials()), Boolean.toString(s.preTouch()),
-                                Boolean.toString(s.warmUp())));
+                                Boolean.toString(s.warmUp()), s.localSort().option()));
                         procs.add(p);
                         mem.watch(p.pid());
                     }
