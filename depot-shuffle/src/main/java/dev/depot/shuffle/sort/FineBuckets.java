@@ -6,21 +6,24 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * The fine buckets of the bucketed local sort: each of the {@code partitions} (cut by the splitter keys, one per
- * worker) is cut again into {@link #perPartition} buckets of about {@link #TARGET_VALUES} values, small enough
- * for one core's L2 cache. A worker's partition pass writes every value once into its bucket (buckets of every
- * partition in order, the map's object of the shuffle); the reducer of a partition then copies each bucket's
- * parts from every map into its work array and sorts it with {@code Arrays.sort} at once, while it is in the
- * cache: many small sorts instead of one big one, {@code n log(n/B)} instead of {@code n log n}, and the core's
- * memory traffic is one copy in and out instead of every pass of a sort over the whole partition (the two
- * workers' big sorts slowed each other by sharing the memory bandwidth).
+ * The fine buckets of the bucketed local sort: the values' range is cut into {@link #buckets} buckets of about
+ * {@link #TARGET_VALUES} values, small enough for one core's L2 cache, and each worker's partition is a run of
+ * consecutive buckets. A worker's partition pass writes every value once into its bucket (the buckets in order,
+ * the map's object of the shuffle, whose slice of partition p is p's buckets); the reducer of a partition then
+ * copies each bucket's parts from every map into its work array and sorts it with {@code Arrays.sort} at once,
+ * while it is in the cache: many small sorts instead of one big one, {@code n log(n/B)} instead of
+ * {@code n log n}, and the core's memory traffic is one copy in and out instead of every pass of a sort over the
+ * whole partition (the two workers' big sorts slowed each other by sharing the memory bandwidth).
  *
- * <p>Inside a partition the bucket is a linear map of the value, {@code (x - low) * scale} truncated and clamped
- * to the partition's buckets, with {@code low} and {@code scale} from the finite samples of the partition, and NaN
- * in the last bucket: no comparison against a table of splitters, which cost 10 to 30 ns a value here where this
- * costs 1 to 2 (the comparisons form a chain of dependent loads). The map is monotone: a value that sorts before
- * another is never in a later bucket, whatever the data; on values that are far from uniform inside a partition
- * the buckets are uneven and the sorts of the big ones take longer, never the order.
+ * <p>The bucket is a linear map of the value, {@code (x - low) * scale} truncated and clamped, with {@code low}
+ * and {@code scale} from the finite samples' range, and NaN in the last bucket: no comparison per value at all.
+ * A search of a table of splitters cost 10 to 30 ns a value here, a comparison with the one splitter of two
+ * partitions a mispredicted branch for every other value (0.6 s of 5*10^7), this 2 ns. The map is monotone: a
+ * value that sorts before another is never in a later bucket, whatever the data. The partitions' bounds are
+ * buckets chosen so that each partition gets the same share of the samples, so they are balanced to within a
+ * bucket and the samples' rank error. On values far from uniform over their range the buckets are uneven and
+ * the sorts of the big ones take longer (and the partitions are balanced only to within their size), never
+ * the order.
  */
 public final class FineBuckets {
     /** Values per bucket aimed at: 512 KiB of 8-byte values, half of a Zen 5 core's L2. */
@@ -29,17 +32,16 @@ public final class FineBuckets {
     public static final int MAX_PER_PARTITION = 1 << 14;
 
     private final SortData type;
-    private final int partitions;
-    private final int perPartition;
-    private final long[] tree;
-    private final double[] low;
-    private final double[] scale;
+    private final int buckets;
+    /** Partition p is buckets {@code [first[p], first[p + 1])}. */
+    private final int[] first;
+    private final double low;
+    private final double scale;
 
-    private FineBuckets(SortData type, int partitions, int perPartition, long[] tree, double[] low, double[] scale) {
+    private FineBuckets(SortData type, int buckets, int[] first, double low, double scale) {
         this.type = type;
-        this.partitions = partitions;
-        this.perPartition = perPartition;
-        this.tree = tree;
+        this.buckets = buckets;
+        this.first = first;
         this.low = low;
         this.scale = scale;
     }
@@ -51,38 +53,50 @@ public final class FineBuckets {
     }
 
     /**
-     * The buckets of {@code splitters} (as {@link SampleSort#splitters} chose them from {@code sampleKeys}), each
-     * partition cut into {@code perPartition} buckets spread over its finite samples' range.
+     * {@code partitions * perPartition} buckets over the range of the finite values of {@code sampleKeys} (keys
+     * of the type, all workers' samples), and the partitions' bounds between them, each partition getting an
+     * equal share of the samples.
      */
-    public static FineBuckets of(SortData type, long[] sampleKeys, long[] splitters, int perPartition) {
-        if (perPartition < 1) {
-            throw new IllegalArgumentException("perPartition must be >= 1, got " + perPartition);
+    public static FineBuckets of(SortData type, long[] sampleKeys, int partitions, int perPartition) {
+        if (perPartition < 1 || partitions < 1) {
+            throw new IllegalArgumentException("partitions and perPartition must be >= 1, got " + partitions + " and "
+                + perPartition);
         }
-        int partitions = splitters.length + 1;
-        long[] tree = SampleSort.searchTree(splitters);
-        double[] lo = new double[partitions];
-        double[] hi = new double[partitions];
-        Arrays.fill(lo, Double.POSITIVE_INFINITY);
-        Arrays.fill(hi, Double.NEGATIVE_INFINITY);
+        int buckets = Math.multiplyExact(partitions, perPartition);
+        double lo = Double.POSITIVE_INFINITY;
+        double hi = Double.NEGATIVE_INFINITY;
         for (long k : sampleKeys) {
             double v = valueOfKey(type, k);
             if (Double.isFinite(v)) {
-                int p = SampleSort.classify(k, tree, partitions);
-                lo[p] = Math.min(lo[p], v);
-                hi[p] = Math.max(hi[p], v);
+                lo = Math.min(lo, v);
+                hi = Math.max(hi, v);
             }
         }
-        double[] scale = new double[partitions];
-        for (int p = 0; p < partitions; p++) {
-            double width = hi[p] - lo[p];
-            if (width > 0 && Double.isFinite(width)) {
-                scale[p] = perPartition / width;
-            } else {  // no or one finite sample: the partition is one bucket (NaN still goes last)
-                lo[p] = 0;
-                scale[p] = 0;
-            }
+        double width = hi - lo;
+        double scale = width > 0 && Double.isFinite(width) ? buckets / width : 0;
+        if (scale == 0) {  // no or one finite value among the samples: every value but NaN in bucket 0
+            lo = 0;
         }
-        return new FineBuckets(type, partitions, perPartition, tree, lo, scale);
+        FineBuckets unsplit = new FineBuckets(type, buckets, new int[] {0, buckets}, lo, scale);
+        int[] histogram = new int[buckets + 1];
+        for (long k : sampleKeys) {
+            long word = type == SortData.FLOAT64 ? Double.doubleToRawLongBits(valueOfKey(type, k)) : k;
+            histogram[unsplit.bucketOf(word) + 1]++;
+        }
+        for (int b = 1; b <= buckets; b++) {
+            histogram[b] += histogram[b - 1];  // now: samples in the buckets before b
+        }
+        int[] first = new int[partitions + 1];
+        first[partitions] = buckets;
+        int b = 0;
+        for (int p = 1; p < partitions; p++) {
+            long wanted = (long) sampleKeys.length * p / partitions;
+            while (b < buckets && histogram[b] < wanted) {
+                b++;
+            }
+            first[p] = b;
+        }
+        return new FineBuckets(type, buckets, first, lo, scale);
     }
 
     /** The value of a key as a double: a float64's own value (NaN for NaN's key), an int64's nearest double. */
@@ -94,50 +108,63 @@ public final class FineBuckets {
     }
 
     public int partitions() {
-        return partitions;
+        return first.length - 1;
     }
 
-    public int perPartition() {
-        return perPartition;
-    }
-
-    /** All buckets: {@code partitions() * perPartition()}, partition p's are {@code [p*B, (p+1)*B)}. */
+    /** All buckets; partition p's are {@code [firstBucket(p), firstBucket(p + 1))}. */
     public int buckets() {
-        return partitions * perPartition;
+        return buckets;
+    }
+
+    public int firstBucket(int partition) {
+        return first[partition];
     }
 
     /** The bucket of the word {@code word} (raw bits of a value of the type). */
     public int bucketOf(long word) {
-        long key = type.key(word);
-        int p = SampleSort.classify(key, tree, partitions);
-        double x = type == SortData.FLOAT64 ? Double.longBitsToDouble(word) : (double) word;
-        return p * perPartition + digit(x, p);
+        return bucket(type == SortData.FLOAT64 ? Double.longBitsToDouble(word) : (double) word);
     }
 
-    /** The bucket inside partition {@code p}: monotone in {@code x}, NaN last. */
-    private int digit(double x, int p) {
-        int d = (int) ((x - low[p]) * scale[p]);  // (int) truncates; NaN gives 0, +-infinity the int extremes
-        d = Math.min(Math.max(d, 0), perPartition - 1);
-        return x != x ? perPartition - 1 : d;
+    /** Monotone in {@code x} (int64 values as their nearest doubles: rounding is monotone too), NaN last. */
+    private int bucket(double x) {
+        int b = (int) ((x - low) * scale);  // (int) truncates; NaN gives 0, +-infinity the int extremes
+        b = Math.min(Math.max(b, 0), buckets - 1);
+        return x != x ? buckets - 1 : b;
+    }
+
+    /** The partition of bucket {@code bucket}. */
+    public int partitionOfBucket(int bucket) {
+        int p = 0;
+        while (first[p + 1] <= bucket) {
+            p++;
+        }
+        return p;
+    }
+
+    /** The words of each partition, in bytes, from the buckets' {@code counts}. */
+    public long[] partitionBytes(long[] counts) {
+        long[] bytes = new long[partitions()];
+        for (int p = 0; p < bytes.length; p++) {
+            for (int b = first[p]; b < first[p + 1]; b++) {
+                bytes[p] += counts[b] * Long.BYTES;
+            }
+        }
+        return bytes;
     }
 
     /** How many words of {@code words} (a heap segment over a {@code double[]} or {@code long[]}) fall in each bucket. */
     public long[] count(MemorySegment words) {
-        long[] counts = new long[buckets()];
+        long[] counts = new long[buckets];
         Object base = words.heapBase().orElse(null);
         int from = (int) (words.address() / Long.BYTES);
         int to = from + (int) (words.byteSize() / Long.BYTES);
         if (base instanceof double[] a) {
             for (int i = from; i < to; i++) {
-                double x = a[i];
-                int p = SampleSort.classify(SortData.floatKey(Double.doubleToRawLongBits(x)), tree, partitions);
-                counts[p * perPartition + digit(x, p)]++;
+                counts[bucket(a[i])]++;
             }
         } else if (base instanceof long[] a) {
             for (int i = from; i < to; i++) {
-                long w = a[i];
-                int p = SampleSort.classify(w, tree, partitions);
-                counts[p * perPartition + digit(w, p)]++;
+                counts[bucket(a[i])]++;
             }
         } else {
             long n = words.byteSize() / Long.BYTES;
@@ -150,11 +177,11 @@ public final class FineBuckets {
 
     /**
      * Copies every word of {@code words} once into {@code out}, where bucket {@code b} starts after the
-     * {@code counts} of the buckets before it: every bucket of partition 0, then of partition 1, ... (the slices
-     * of a map's object of layout PER_MAP, each sorted by bucket). Within a bucket the words keep their input order.
+     * {@code counts} of the buckets before it: the buckets in order, so partition 0's, then partition 1's, ...
+     * (the slices of a map's object of layout PER_MAP). Within a bucket the words keep their input order.
      */
     public void scatter(MemorySegment words, long[] counts, MemorySegment out) {
-        long[] next = new long[buckets()];
+        long[] next = new long[buckets];
         long total = 0;
         for (int b = 0; b < next.length; b++) {
             next[b] = total;
@@ -170,15 +197,12 @@ public final class FineBuckets {
         if (base instanceof double[] a) {
             for (int i = from; i < to; i++) {
                 double x = a[i];
-                long w = Double.doubleToRawLongBits(x);
-                int p = SampleSort.classify(SortData.floatKey(w), tree, partitions);
-                out.setAtIndex(ValueLayout.JAVA_LONG, next[p * perPartition + digit(x, p)]++, w);
+                out.setAtIndex(ValueLayout.JAVA_LONG, next[bucket(x)]++, Double.doubleToRawLongBits(x));
             }
         } else if (base instanceof long[] a) {
             for (int i = from; i < to; i++) {
                 long w = a[i];
-                int p = SampleSort.classify(w, tree, partitions);
-                out.setAtIndex(ValueLayout.JAVA_LONG, next[p * perPartition + digit(w, p)]++, w);
+                out.setAtIndex(ValueLayout.JAVA_LONG, next[bucket(w)]++, w);
             }
         } else {
             for (long i = 0; i < n; i++) {
@@ -190,19 +214,20 @@ public final class FineBuckets {
 
     /**
      * Where each bucket of partition {@code partition} starts in {@code slice} (words of that partition in bucket
-     * order, as {@link #scatter} wrote them): {@code perPartition() + 1} word offsets, the last the slice's
+     * order, as {@link #scatter} wrote them): one word offset per bucket of the partition and then the slice's
      * length. Found by binary search, so a reducer needs no counts from the maps.
      */
     public long[] starts(MemorySegment slice, int partition) {
         long n = slice.byteSize() / Long.BYTES;
-        long[] starts = new long[perPartition + 1];
-        int first = partition * perPartition;
-        for (int b = 1; b < perPartition; b++) {
+        int count = first[partition + 1] - first[partition];
+        long[] starts = new long[count + 1];
+        int firstBucket = first[partition];
+        for (int b = 1; b < count; b++) {
             long lo = starts[b - 1];  // the first word whose bucket is >= first + b
             long hi = n;
             while (lo < hi) {
                 long mid = (lo + hi) >>> 1;
-                if (bucketOf(slice.getAtIndex(ValueLayout.JAVA_LONG, mid)) < first + b) {
+                if (bucketOf(slice.getAtIndex(ValueLayout.JAVA_LONG, mid)) < firstBucket + b) {
                     lo = mid + 1;
                 } else {
                     hi = mid;
@@ -210,7 +235,7 @@ public final class FineBuckets {
             }
             starts[b] = lo;
         }
-        starts[perPartition] = n;
+        starts[count] = n;
         return starts;
     }
 
@@ -228,7 +253,7 @@ public final class FineBuckets {
         }
         MemorySegment out = bytes <= work.byteSize() ? work.asSlice(0, bytes) : SampleSort.newArray(type, bytes / Long.BYTES);
         long at = 0;
-        for (int b = 0; b < perPartition; b++) {
+        for (int b = 0; b < first[partition + 1] - first[partition]; b++) {
             long bucketStart = at;
             for (int m = 0; m < slices.size(); m++) {
                 long len = (starts[m][b + 1] - starts[m][b]) * Long.BYTES;

@@ -150,7 +150,7 @@ public final class SortWorker {
             phase("sample");
 
             MemorySegment part = localSort == LocalSort.BUCKETS
-                ? bucketed(data, worker, workers, count, type, mine, work, allSamples, splitters)
+                ? bucketed(data, worker, workers, count, type, mine, work, allSamples)
                 : whole(data, worker, workers, type, mine, work, share, splitters);
             phase("sort");
             verify(type, part);
@@ -163,20 +163,17 @@ public final class SortWorker {
      * after its copy. The copy and the sorts are the phase {@code sort}.
      */
     private MemorySegment bucketed(Shuffle data, int worker, int workers, long count, SortData type, MemorySegment mine,
-                                   MemorySegment work, long[] samples, long[] splitters) {
-        FineBuckets buckets = FineBuckets.of(type, samples, splitters, FineBuckets.perPartition(count, workers));
+                                   MemorySegment work, long[] samples) {
+        FineBuckets buckets = FineBuckets.of(type, samples, workers, FineBuckets.perPartition(count, workers));
         long[] counts = buckets.count(mine);
-        long[] bytes = new long[workers];
-        for (int b = 0; b < counts.length; b++) {
-            bytes[b / buckets.perPartition()] += counts[b] * Long.BYTES;
-        }
+        long[] bytes = buckets.partitionBytes(counts);
         try (ShuffleWriter w = data.writer(worker, bytes)) {
             buckets.scatter(mine, counts, w.data());
             w.commit();
         }
         result.put("shuffled", mine.byteSize() - bytes[worker]);  // what crosses to other workers
         result.put("staged", bytes[worker]);                      // this worker's own part, through its object
-        result.put("buckets", buckets.perPartition());
+        result.put("buckets", buckets.buckets());
         phase("partition");
         try (ShuffleReader r = data.reader(worker, WAIT_MILLIS)) {  // waits for the other maps' commits
             List<MemorySegment> slices = r.slices();

@@ -48,15 +48,11 @@ final class WarmUp {
                 SampleSort.sortInPlace(part);
                 sink += SampleSort.firstDisorder(type, part) + SampleSort.checksum(part);
                 // The bucketed local sort's steps (FineBuckets), with 1 to 3 partitions.
-                long[] fewer = java.util.Arrays.copyOf(splitters, r % 3);
-                FineBuckets buckets = FineBuckets.of(type, sampleKeys, fewer, 16);
+                FineBuckets buckets = FineBuckets.of(type, sampleKeys, 1 + r % 3, 16);
                 long[] bucketCounts = buckets.count(mine);
                 buckets.scatter(mine, bucketCounts, shared);
-                long first = 0;
-                for (int b = 0; b < buckets.perPartition(); b++) {
-                    first += bucketCounts[b];
-                }
-                MemorySegment sorted = buckets.gatherSorted(0, List.of(shared.asSlice(0, first * Long.BYTES)), work);
+                MemorySegment sorted = buckets.gatherSorted(0, List.of(shared.asSlice(0,
+                    buckets.partitionBytes(bucketCounts)[0])), work);
                 sink += SampleSort.firstDisorder(type, sorted) + SampleSort.checksum(sorted);
             }
         }

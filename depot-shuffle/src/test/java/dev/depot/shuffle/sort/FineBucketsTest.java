@@ -60,8 +60,7 @@ class FineBucketsTest {
 
     /** The buckets for the words (sampled from them) over {@code partitions}. */
     private static FineBuckets bucketsFor(SortData type, long[] words, int partitions, int perPartition) {
-        long[] samples = SampleSort.sampleKeys(type, heap(type, words), 256, 5);
-        return FineBuckets.of(type, samples, SampleSort.splitters(samples, partitions), perPartition);
+        return FineBuckets.of(type, SampleSort.sampleKeys(type, heap(type, words), 256, 5), partitions, perPartition);
     }
 
     @ParameterizedTest
@@ -72,7 +71,7 @@ class FineBucketsTest {
             for (int partitions : new int[] {1, 2, 3, 5}) {
                 long[] w = words(type, 4000, partitions, wide);
                 FineBuckets b = bucketsFor(type, w, partitions, 37);
-                long[] sorted = w.clone();
+                long[] sorted = w.clone();  // the keys, in order
                 for (int i = 0; i < sorted.length; i++) {
                     sorted[i] = type.key(sorted[i]);
                 }
@@ -150,17 +149,15 @@ class FineBucketsTest {
         long[] counts = b.count(in);
         MemorySegment all = MemorySegment.ofArray(new long[w.length]);
         b.scatter(in, counts, all);
+        long[] bytes = b.partitionBytes(counts);
         long at = 0;
         for (int p = 0; p < 2; p++) {
-            long n = 0;
-            for (int i = 0; i < b.perPartition(); i++) {
-                n += counts[p * b.perPartition() + i];
+            long[] starts = b.starts(all.asSlice(at, bytes[p]), p);
+            assertEquals(b.firstBucket(p + 1) - b.firstBucket(p) + 1, starts.length);
+            for (int i = 0; i + 1 < starts.length; i++) {
+                assertEquals(counts[b.firstBucket(p) + i], starts[i + 1] - starts[i], "bucket " + i + " of " + p);
             }
-            long[] starts = b.starts(all.asSlice(at * Long.BYTES, n * Long.BYTES), p);
-            for (int i = 0; i < b.perPartition(); i++) {
-                assertEquals(counts[p * b.perPartition() + i], starts[i + 1] - starts[i], "bucket " + i + " of " + p);
-            }
-            at += n;
+            at += bytes[p];
         }
     }
 
@@ -175,6 +172,24 @@ class FineBucketsTest {
         long[] expected = w.clone();
         Arrays.sort(expected);
         assertArrayEquals(expected, got.toArray(ValueLayout.JAVA_LONG));
+    }
+
+    @Test
+    void shouldGiveEachPartitionAnEqualShareOfUniformValuesToWithinABucket() {
+        SplittableRandom rnd = new SplittableRandom(4);
+        long[] w = new long[200_000];
+        for (int i = 0; i < w.length; i++) {
+            w[i] = Double.doubleToRawLongBits((rnd.nextDouble() - 0.5) * 2e9);
+        }
+        for (int partitions : new int[] {2, 3, 5}) {
+            FineBuckets b = FineBuckets.of(SortData.FLOAT64, SampleSort.sampleKeys(SortData.FLOAT64,
+                heap(SortData.FLOAT64, w), 32_768, 1), partitions, 50);
+            long[] bytes = b.partitionBytes(b.count(heap(SortData.FLOAT64, w)));
+            for (long p : bytes) {
+                assertEquals(w.length / partitions, p / Long.BYTES, w.length * 0.02, partitions + " partitions: "
+                    + Arrays.toString(bytes));
+            }
+        }
     }
 
     @Test
@@ -196,8 +211,7 @@ class FineBucketsTest {
             samples.add(SampleSort.sampleKeys(type, heap(type, shares[m]), 64, m));
         }
         long[] allSamples = samples.stream().flatMapToLong(Arrays::stream).toArray();
-        long[] splitters = SampleSort.splitters(allSamples, workers);
-        FineBuckets b = FineBuckets.of(type, allSamples, splitters, perPartition);
+        FineBuckets b = FineBuckets.of(type, allSamples, workers, perPartition);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment[][] slices = new MemorySegment[workers][workers];
             for (int m = 0; m < workers; m++) {
@@ -205,14 +219,11 @@ class FineBucketsTest {
                 long[] counts = b.count(in);
                 MemorySegment object = arena.allocate(Math.max(1, in.byteSize()), Long.BYTES);
                 b.scatter(in, counts, object);
+                long[] bytes = b.partitionBytes(counts);
                 long at = 0;
                 for (int p = 0; p < workers; p++) {
-                    long n = 0;
-                    for (int i = 0; i < perPartition; i++) {
-                        n += counts[p * perPartition + i];
-                    }
-                    slices[m][p] = object.asSlice(at * Long.BYTES, n * Long.BYTES);
-                    at += n;
+                    slices[m][p] = object.asSlice(at, bytes[p]);
+                    at += bytes[p];
                 }
             }
             List<MemorySegment> sorted = new ArrayList<>();
