@@ -30,6 +30,11 @@ public final class FineBuckets {
     public static final int TARGET_VALUES = 1 << 16;
     /** At most this many buckets per partition (the counters stay small). */
     public static final int MAX_PER_PARTITION = 1 << 14;
+    /**
+     * At least this many buckets per partition, however few the values: the partitions' bounds are buckets, so
+     * this is how finely they can balance the workers (small buckets cost a call of {@code Arrays.sort} each).
+     */
+    public static final int MIN_PER_PARTITION = 256;
 
     private final SortData type;
     private final int buckets;
@@ -46,10 +51,13 @@ public final class FineBuckets {
         this.scale = scale;
     }
 
-    /** Buckets per partition for {@code count} values over {@code partitions}: about {@link #TARGET_VALUES} each. */
+    /**
+     * Buckets per partition for {@code count} values over {@code partitions}: about {@link #TARGET_VALUES} each,
+     * at least {@link #MIN_PER_PARTITION}.
+     */
     public static int perPartition(long count, int partitions) {
         long per = count / Math.max(1, partitions) / TARGET_VALUES;
-        return (int) Math.max(1, Math.min(MAX_PER_PARTITION, per));
+        return (int) Math.max(MIN_PER_PARTITION, Math.min(MAX_PER_PARTITION, per));
     }
 
     /**
@@ -94,7 +102,8 @@ public final class FineBuckets {
             while (b < buckets && histogram[b] < wanted) {
                 b++;
             }
-            first[p] = b;
+            // the bound nearer to the wanted share: before bucket b - 1 or before b
+            first[p] = b > first[p - 1] && wanted - histogram[b - 1] < histogram[b] - wanted ? b - 1 : b;
         }
         return new FineBuckets(type, buckets, first, lo, scale);
     }

@@ -194,7 +194,7 @@ class FineBucketsTest {
 
     @Test
     void shouldAimAtCacheSizedBucketsAndKeepAtLeastOne() {
-        assertEquals(1, FineBuckets.perPartition(10, 2));
+        assertEquals(FineBuckets.MIN_PER_PARTITION, FineBuckets.perPartition(10, 2));
         assertEquals(100_000_000 / 2 / FineBuckets.TARGET_VALUES, FineBuckets.perPartition(100_000_000, 2));
         assertEquals(FineBuckets.MAX_PER_PARTITION, FineBuckets.perPartition(Long.MAX_VALUE / 2, 1));
     }

@@ -32,4 +32,13 @@ class SortDemoTest {
             && text.contains("20-core estimate") && text.contains("worker 2") && text.contains("local sort"), text);
         assertTrue(json.contains("\"processes\":[{\"values\":"), json);
     }
+
+    @Test
+    void shouldSortWithTheWholePartitionLocalSortAsBefore() throws Exception {
+        SortMain.Settings s = SortMain.Settings.parse(new String[] {"--count", "2e5", "--workers", "2", "--dtype", "int64",
+            "--specials", "--runs", "2", "--local-sort", "whole"});
+        SortReport report = SortMain.run(s, null);
+        assertTrue(report.verified(), report.json());
+        assertTrue(report.json().contains("\"local_sort\":\"whole\""), report.json());
+    }
 }
