@@ -253,13 +253,14 @@ public final class SortMain {
 
     /**
      * Samples, every {@link #SAMPLE_MILLIS}, the memory of the run: the store file (fully reserved when created) plus each
-     * watched process's and this process's private PSS (store pages excluded: they are the store's).
+     * watched process's and this process's private memory ({@link WorkerProcess#privateBytes}: resident
+     * anonymous memory; store pages excluded, they are the store's).
      */
     static final class MemorySampler implements AutoCloseable {
         /**
-         * Between samples. Each reads every process's {@code smaps_rollup} (about 0.5 ms of kernel time for a
-         * 1 GB process, more for the store's small pages), on the cores the workers sort on: every 100 ms that
-         * was a few percent of one core.
+         * Between samples. Each reads every process's {@code statm} (counters). It read {@code smaps_rollup},
+         * whose page-table walk of each process's store mapping took 5 to 10 ms per process at 10^8 values: at
+         * every 250 ms about a tenth of one core, taken from the two cores the two workers sort on.
          */
         static final long SAMPLE_MILLIS = 250;
         private final Path storeDir;
@@ -301,7 +302,7 @@ public final class SortMain {
                 }
             }
             for (long pid : pids) {
-                total += WorkerProcess.privatePss(pid);
+                total += WorkerProcess.privateBytes(pid);
             }
             peak = Math.max(peak, total);
         }

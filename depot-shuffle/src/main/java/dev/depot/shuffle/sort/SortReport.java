@@ -86,11 +86,12 @@ final class SortReport {
          * {@code p_cpu} (its thread's CPU time), {@code p_queued} (runnable, waiting for a core: other programs or
          * the process's own other threads had it), {@code p_blocked} (the rest: waiting for another worker, for
          * the disk, for a lock), {@code p_other_threads_cpu} (the JIT's and GC's threads, in the same process) and
-         * {@code values}, how many it sorted.
+         * {@code values}, how many it sorted, and {@code anon_huge_bytes}, its memory in transparent huge pages.
          */
         static Map<String, Double> split(Map<String, String> r) {
             Map<String, Double> m = new LinkedHashMap<>();
             m.put("values", Double.parseDouble(r.getOrDefault("count", "0")));
+            m.put("anon_huge_bytes", Double.parseDouble(r.getOrDefault("anon_huge_bytes", "-1")));
             for (String p : PHASES) {
                 if (!r.containsKey(p + "_ms")) {
                     continue;
@@ -254,7 +255,7 @@ final class SortReport {
                 + " parallelism; --local-sort whole sorts each partition with one Arrays.sort. The single process is"
                 + " always one Arrays.sort of all the data."
             : "local sort: whole: each worker sorts its partition with one Arrays.sort, as the single process does.");
-        out.println("peak memory: the store file plus every process's private PSS, sampled every "
+        out.println("peak memory: the store file plus every process's resident anonymous memory (statm), sampled every "
             + SortMain.MemorySampler.SAMPLE_MILLIS + " ms.");
         Run any = runs.isEmpty() ? null : runs.getFirst();
         out.printf(Locale.ROOT, "verified: %s%n", verified()
@@ -377,7 +378,10 @@ final class SortReport {
             StringBuilder procs = new StringBuilder("[");
             for (Map<String, Double> m : r.processes()) {
                 StringBuilder po = new StringBuilder("{");
-                m.forEach((k, v) -> field(po, k.equals("values") ? k : k + "_s", k.equals("values") ? v.longValue() : num(v)));
+                m.forEach((k, v) -> {
+                    boolean count = k.equals("values") || k.equals("anon_huge_bytes");
+                    field(po, count ? k : k + "_s", count ? v.longValue() : num(v));
+                });
                 procs.append(po, 0, po.length() - 1).append("},");
             }
             field(o, "processes", (r.processes().isEmpty() ? "[" : procs.substring(0, procs.length() - 1)) + "]");

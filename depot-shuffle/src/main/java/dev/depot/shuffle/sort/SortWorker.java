@@ -101,6 +101,25 @@ public final class SortWorker {
             result.put("last", type.key(sorted.getAtIndex(ValueLayout.JAVA_LONG, n - 1)));
         }
         phase("verify");
+        result.put("anon_huge_bytes", anonHugeBytes());
+    }
+
+    /**
+     * The process's anonymous memory in transparent huge pages ({@code AnonHugePages} of
+     * {@code /proc/self/smaps_rollup}), read once after the timed part: a work array that did not get them
+     * (fragmented memory) takes a TLB miss every 4 KiB, and that worker's sort is slower.
+     */
+    private static long anonHugeBytes() {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(Path.of("/proc/self/smaps_rollup"))) {
+                if (line.startsWith("AnonHugePages:")) {
+                    return Long.parseLong(line.split("\\s+")[1]) * 1024;
+                }
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            // not Linux, or no such field
+        }
+        return -1;
     }
 
     private void depot(Path dir, String shuffleId, int worker, int workers, long count, SortData type, long seed,
