@@ -2,9 +2,12 @@ package dev.depot.shuffle.sort;
 
 /** How a worker of the sort demo sorts its partition ({@code depot sort --local-sort}). */
 public enum LocalSort {
-    /** Fine buckets of about {@link FineBuckets#TARGET_VALUES} values, each sorted in the cache (the default). */
+    /**
+     * Fine buckets of about {@link FineBuckets#TARGET_VALUES} values, each sorted in the cache: as fast as
+     * {@link #WHOLE} on this machine (its partition pass costs what its sorts save), the store holds all the data.
+     */
     BUCKETS,
-    /** One {@code Arrays.sort} of the whole partition (the demo before the buckets). */
+    /** One {@code Arrays.sort} of the whole partition (the default). */
     WHOLE;
 
     public static LocalSort parse(String name) {

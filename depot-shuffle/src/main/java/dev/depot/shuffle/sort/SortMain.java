@@ -49,10 +49,11 @@ public final class SortMain {
                          memory in big runs; the first touches are then timed, in partition and shuffle)
           --no-warmup    no JVM runs the warm-up (the sort's steps on small arrays, so that the JIT has
                          compiled them) before its timed part: every process is then measured cold
-          --local-sort A buckets (default): each worker cuts its partition into fine buckets of about
-                         65,536 values in the partition pass and sorts them one by one in the cache;
-                         whole: one Arrays.sort of the whole partition (the baseline is always one
-                         Arrays.sort of all the data)
+          --local-sort A whole (default): each worker sorts its partition with one Arrays.sort;
+                         buckets: each worker cuts its share into fine buckets of about 65,536 values in
+                         the partition pass and sorts its partition bucket by bucket in the cache (as
+                         fast here, more memory: docs/SHUFFLE.md). The baseline is always one
+                         Arrays.sort of all the data.
           --seed S       the data's seed (default 1)
           --json         one JSON object instead of the table""";
 
@@ -68,7 +69,7 @@ public final class SortMain {
             boolean preTouch = true;
             boolean warmUp = true;
             boolean json = false;
-            LocalSort localSort = LocalSort.BUCKETS;
+            LocalSort localSort = LocalSort.WHOLE;
             String runs = null;
             for (int i = 0; i < args.length; i++) {
                 String a = args[i];

@@ -34,11 +34,13 @@ class SortDemoTest {
     }
 
     @Test
-    void shouldSortWithTheWholePartitionLocalSortAsBefore() throws Exception {
-        SortMain.Settings s = SortMain.Settings.parse(new String[] {"--count", "2e5", "--workers", "2", "--dtype", "int64",
-            "--specials", "--runs", "2", "--local-sort", "whole"});
+    void shouldSortWithTheBucketedLocalSortAndVerify() throws Exception {
+        SortMain.Settings s = SortMain.Settings.parse(new String[] {"--count", "3e5", "--workers", "3", "--dtype", "int64",
+            "--specials", "--runs", "1,3", "--local-sort", "buckets"});
         SortReport report = SortMain.run(s, null);
         assertTrue(report.verified(), report.json());
-        assertTrue(report.json().contains("\"local_sort\":\"whole\""), report.json());
+        assertTrue(report.json().contains("\"local_sort\":\"buckets\""), report.json());
+        long shuffled = report.runs().get(1).shuffledBytes();  // what crossed between workers, not what was staged
+        assertTrue(shuffled > 300_000L * Long.BYTES / 2 && shuffled < 300_000L * Long.BYTES, "shuffled " + shuffled);
     }
 }
