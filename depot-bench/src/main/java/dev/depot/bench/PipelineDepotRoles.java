@@ -38,36 +38,36 @@ final class PipelineDepotRoles {
         long sealNanos = 0;
         long faults = 0;
         try (DepotClient client = DepotClient.open(dir)) {
-            int lock = plan.warm() + plan.lockstep();
-            for (int i = 0; i < lock + plan.free(); i++) {
-                if (i == lock) {
+            int go = plan.measuredFrom();
+            for (int i = 0; i < plan.total(); i++) {
+                if (i == go) {
                     io.say("READY");
                     io.expect("GO");
                     faults = MinorFaults.now();
                 }
                 long t0 = System.nanoTime();
-                try (ObjectWriter w = createWhenRoom(client, dataId(pair, i < lock ? "l" : "f", i), plan.size())) {
-                    if (i >= plan.warm() && i < lock) {
+                try (ObjectWriter w = createWhenRoom(client, dataId(pair, plan.lockstep(i) ? "l" : "f", i), plan.size())) {
+                    if (plan.recordsHandoff(i)) {
                         Latencies.record(create, System.nanoTime() - t0);
                     }
                     long tc = System.nanoTime();
                     MemorySegment d = w.data();
                     fill(d.asSlice(Long.BYTES), (int) plan.doubles());
                     long stamp = System.nanoTime();
-                    if (i >= lock) {
+                    if (i >= go) {
                         createNanos += tc - t0;
                         fillNanos += stamp - tc;
                     }
                     d.set(ValueLayout.JAVA_LONG, 0, stamp);
                     w.seal();
-                    if (i >= plan.warm() && i < lock) {
+                    if (plan.recordsHandoff(i)) {
                         Latencies.record(seal, System.nanoTime() - stamp);
                     }
-                    if (i >= lock) {
+                    if (i >= go) {
                         sealNanos += System.nanoTime() - stamp;
                     }
                 }
-                if (i < lock) {
+                if (plan.lockstep(i)) {
                     client.get(ackId(pair, i), TIMEOUT_MILLIS).close();
                     client.delete(ackId(pair, i));
                 }
@@ -116,39 +116,39 @@ final class PipelineDepotRoles {
         long deleteNanos = 0;
         try (DepotClient client = DepotClient.open(dir)) {
             Pipeline.Progress progress = new Pipeline.Progress(io);
-            int lock = plan.warm() + plan.lockstep();
-            for (int i = 0; i < lock + plan.free(); i++) {
-                if (i == lock) {
+            int go = plan.measuredFrom();
+            for (int i = 0; i < plan.total(); i++) {
+                if (i == go) {
                     io.say("READY");
                     io.expect("GO");
                     start = System.nanoTime();
                     faults = MinorFaults.now();
                 }
-                ObjectId id = dataId(pair, i < lock ? "l" : "f", i);
+                ObjectId id = dataId(pair, plan.lockstep(i) ? "l" : "f", i);
                 long g0 = System.nanoTime();
                 try (ObjectView v = client.get(id, TIMEOUT_MILLIS)) {
                     long now = System.nanoTime();
-                    if (i >= lock) {
+                    if (i >= go) {
                         getNanos += now - g0;
                     }
                     MemorySegment d = v.data();
-                    if (i >= plan.warm() && i < lock) {
+                    if (plan.recordsHandoff(i)) {
                         Latencies.record(handoff, now - d.get(ValueLayout.JAVA_LONG, 0));
                     }
                     Pipeline.check(sum(d.asSlice(Long.BYTES), (int) plan.doubles()), plan, i);
-                    if (i >= lock) {
+                    if (i >= go) {
                         sumNanos += System.nanoTime() - now;
                     }
                 }
                 long d0 = System.nanoTime();
                 client.delete(id);
-                if (i >= lock) {
+                if (i >= go) {
                     deleteNanos += System.nanoTime() - d0;
                 }
-                if (i < lock) {
+                if (plan.lockstep(i)) {
                     client.put(ackId(pair, i), new byte[8]);
                 }
-                progress.consumed(i == lock + plan.free() - 1);
+                progress.consumed(i == plan.total() - 1);
             }
         }
         io.say("RESULT handoff=" + Latencies.summary(handoff) + " nanos=" + (System.nanoTime() - start)

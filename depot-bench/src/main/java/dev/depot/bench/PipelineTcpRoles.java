@@ -28,9 +28,9 @@ final class PipelineTcpRoles {
             DoubleBuffer body = message.slice(Long.BYTES, message.capacity() - Long.BYTES)
                 .order(ByteOrder.nativeOrder()).asDoubleBuffer();
             ByteBuffer ack = ByteBuffer.allocate(1);
-            int lock = plan.warm() + plan.lockstep();
-            for (int i = 0; i < lock + plan.free(); i++) {
-                if (i == lock) {
+            int go = plan.measuredFrom();
+            for (int i = 0; i < plan.total(); i++) {
+                if (i == go) {
                     io.say("READY");
                     io.expect("GO");
                 }
@@ -40,7 +40,7 @@ final class PipelineTcpRoles {
                 body.clear();
                 body.put(array);
                 UnixSockets.writeFully(c, message);
-                if (i < lock) {
+                if (plan.lockstep(i)) {
                     ack.clear();
                     UnixSockets.readFully(c, ack);
                 }
@@ -79,9 +79,9 @@ final class PipelineTcpRoles {
                     .order(ByteOrder.nativeOrder()).asDoubleBuffer();
                 ByteBuffer ack = ByteBuffer.allocate(1);
                 Pipeline.Progress progress = new Pipeline.Progress(io);
-                int lock = plan.warm() + plan.lockstep();
-                for (int i = 0; i < lock + plan.free(); i++) {
-                    if (i == lock) {
+                int go = plan.measuredFrom();
+                for (int i = 0; i < plan.total(); i++) {
+                    if (i == go) {
                         io.say("READY");
                         io.expect("GO");
                         start = System.nanoTime();
@@ -92,15 +92,15 @@ final class PipelineTcpRoles {
                     body.clear();
                     body.get(array);
                     long now = System.nanoTime();
-                    if (i >= plan.warm() && i < lock) {
+                    if (plan.recordsHandoff(i)) {
                         Latencies.record(handoff, now - message.getLong(0));
                     }
                     Pipeline.check(sum(array), plan, i);
-                    if (i < lock) {
+                    if (plan.lockstep(i)) {
                         ack.clear();
                         UnixSockets.writeFully(c, ack);
                     }
-                    progress.consumed(i == lock + plan.free() - 1);
+                    progress.consumed(i == plan.total() - 1);
                 }
             }
         }

@@ -28,6 +28,12 @@ final class WakeBench implements Benchmark {
     private static final long SETTLE_NANOS = 1_000_000;
     /** Wakes done first and not counted: the first ones load classes and link the futex downcall. */
     static final int WARM = 50;
+    /**
+     * Before the wakes, each process runs the code around them this many times without waiting (Depot: create,
+     * seal, get, release, delete; socket: 8-byte writes and reads), so that both sides are measured compiled by
+     * the JIT's top tier: 3,000 wakes alone leave them in its profiling tier, which runs them several times slower.
+     */
+    static final int JIT_WARM = 20_000;
 
     @Override
     public String name() {
@@ -48,6 +54,7 @@ final class WakeBench implements Benchmark {
             Path socketPath = store.dir().resolve("wake.sock");
             server.bind(UnixDomainSocketAddress.of(socketPath));
             DepotClient depot = store.server().client();
+            warmUp(depot, "driver");
             try (Child b = Child.start(ROLE, 128, store.dir().toString(), socketPath.toString(),
                 Integer.toString(total))) {
                 for (int i = 0; i < total; i++) {
@@ -61,6 +68,10 @@ final class WakeBench implements Benchmark {
                 b.awaitLine("SCONNECTED", 60);
                 try (SocketChannel c = server.accept()) {
                     ByteBuffer stamp = ByteBuffer.allocateDirect(Long.BYTES);
+                    for (int i = 0; i < JIT_WARM; i++) {
+                        stamp.clear();
+                        UnixSockets.writeFully(c, stamp);
+                    }
                     for (int i = 0; i < total; i++) {
                         b.awaitLine("SWAIT " + i, 60);
                         LockSupport.parkNanos(SETTLE_NANOS);
@@ -82,6 +93,21 @@ final class WakeBench implements Benchmark {
         }
     }
 
+    /** Runs the create, seal, get, release and delete code {@link #JIT_WARM} times, never waiting. */
+    private static void warmUp(DepotClient client, String who) {
+        for (int i = 0; i < JIT_WARM; i++) {
+            ObjectId id = ObjectId.of("depot-bench/wake-warm/" + who + "/" + i);
+            try (ObjectWriter w = client.create(id, 64)) {
+                w.data().set(ValueLayout.JAVA_LONG, 0, System.nanoTime());
+                w.seal();
+            }
+            try (ObjectView v = client.get(id, 30_000)) {
+                v.data().get(ValueLayout.JAVA_LONG, 0);
+            }
+            client.delete(id);
+        }
+    }
+
     private static ObjectId idOf(int i) {
         return ObjectId.of("depot-bench/wake/" + i);
     }
@@ -91,6 +117,7 @@ final class WakeBench implements Benchmark {
         int count = Integer.parseInt(args[2]);
         Histogram depot = Latencies.histogram();
         try (DepotClient client = DepotClient.open(Path.of(args[0]))) {
+            warmUp(client, "waiter");
             for (int i = 0; i < count; i++) {
                 ObjectId id = idOf(i);
                 io.say("WAIT " + i);
@@ -107,6 +134,10 @@ final class WakeBench implements Benchmark {
         try (SocketChannel c = UnixSockets.connect(Path.of(args[1]))) {
             io.say("SCONNECTED");
             ByteBuffer stamp = ByteBuffer.allocateDirect(Long.BYTES);
+            for (int i = 0; i < JIT_WARM; i++) {
+                stamp.clear();
+                UnixSockets.readFully(c, stamp);
+            }
             for (int i = 0; i < count; i++) {
                 io.say("SWAIT " + i);
                 stamp.clear();
