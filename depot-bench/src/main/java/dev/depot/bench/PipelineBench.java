@@ -48,8 +48,8 @@ final class PipelineBench implements Benchmark {
         List<Pipeline.Plan> plans = quick
             ? List.of(new Pipeline.Plan(Units.MIB, 10, 40, 100, 1), new Pipeline.Plan(16 * Units.MIB, 2, 5, 10, 1),
                 new Pipeline.Plan(16 * Units.MIB, 2, 5, 10, 2))
-            : List.of(new Pipeline.Plan(Units.MIB, 50, 300, 1000, 1), new Pipeline.Plan(TARGET_SIZE, 4, 16, 40, 1),
-                new Pipeline.Plan(TARGET_SIZE, 4, 16, 40, 2));
+            : List.of(new Pipeline.Plan(Units.MIB, 50, 300, 1000, 1), new Pipeline.Plan(Units.MIB, 50, 300, 1000, 2),
+                new Pipeline.Plan(TARGET_SIZE, 4, 16, 40, 1), new Pipeline.Plan(TARGET_SIZE, 4, 16, 40, 2));
         for (Pipeline.Plan plan : plans) {
             Pipeline.Stats depot;
             try (BenchStore store = BenchStore.start(capacity(plan))) {
