@@ -4,6 +4,7 @@ import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectId;
 import dev.depot.client.ObjectView;
 import dev.depot.client.ObjectWriter;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
@@ -17,6 +18,8 @@ import org.HdrHistogram.Histogram;
  */
 final class PipelineDepotRoles {
     private static final long TIMEOUT_MILLIS = 60_000;
+    /** Doubles in the private buffer the fill and sum loops are warmed up on (see {@link JitWarmUp}). */
+    static final int WARM_DOUBLES = 4096;
 
     private PipelineDepotRoles() {
     }
@@ -37,7 +40,10 @@ final class PipelineDepotRoles {
         long fillNanos = 0;
         long sealNanos = 0;
         long faults = 0;
-        try (DepotClient client = DepotClient.open(dir)) {
+        try (DepotClient client = DepotClient.open(dir); Arena arena = Arena.ofConfined()) {
+            JitWarmUp.depotCycles(client, pair + "/producer");
+            MemorySegment small = arena.allocate(WARM_DOUBLES * Double.BYTES, Double.BYTES);
+            JitWarmUp.repeat(() -> fill(small, WARM_DOUBLES));
             int go = plan.measuredFrom();
             for (int i = 0; i < plan.total(); i++) {
                 if (i == go) {
@@ -114,7 +120,10 @@ final class PipelineDepotRoles {
         long getNanos = 0;
         long sumNanos = 0;
         long deleteNanos = 0;
-        try (DepotClient client = DepotClient.open(dir)) {
+        try (DepotClient client = DepotClient.open(dir); Arena arena = Arena.ofConfined()) {
+            JitWarmUp.depotCycles(client, pair + "/consumer");
+            MemorySegment small = arena.allocate(WARM_DOUBLES * Double.BYTES, Double.BYTES);
+            JitWarmUp.repeat(() -> sum(small, WARM_DOUBLES));
             Pipeline.Progress progress = new Pipeline.Progress(io);
             int go = plan.measuredFrom();
             for (int i = 0; i < plan.total(); i++) {

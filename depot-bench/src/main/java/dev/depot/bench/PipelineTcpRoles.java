@@ -23,6 +23,8 @@ final class PipelineTcpRoles {
     static void producer(int port, Pipeline.Plan plan, ChildIo io) throws IOException {
         try (SocketChannel c = SocketChannel.open(new InetSocketAddress(InetAddress.getLoopbackAddress(), port))) {
             c.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            double[] small = new double[PipelineDepotRoles.WARM_DOUBLES];
+            JitWarmUp.repeat(() -> fill(small));
             double[] array = new double[(int) plan.doubles()];
             ByteBuffer message = ByteBuffer.allocateDirect((int) plan.size()).order(ByteOrder.nativeOrder());
             DoubleBuffer body = message.slice(Long.BYTES, message.capacity() - Long.BYTES)
@@ -73,6 +75,8 @@ final class PipelineTcpRoles {
             io.say("PORT port=" + ((InetSocketAddress) server.getLocalAddress()).getPort());
             try (SocketChannel c = server.accept()) {
                 c.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                double[] small = new double[PipelineDepotRoles.WARM_DOUBLES];
+                JitWarmUp.repeat(() -> sum(small));
                 double[] array = new double[(int) plan.doubles()];
                 ByteBuffer message = ByteBuffer.allocateDirect((int) plan.size()).order(ByteOrder.nativeOrder());
                 DoubleBuffer body = message.slice(Long.BYTES, message.capacity() - Long.BYTES)

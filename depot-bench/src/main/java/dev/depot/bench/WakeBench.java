@@ -30,10 +30,10 @@ final class WakeBench implements Benchmark {
     static final int WARM = 50;
     /**
      * Before the wakes, each process runs the code around them this many times without waiting (Depot: create,
-     * seal, get, release, delete; socket: 8-byte writes and reads), so that both sides are measured compiled by
-     * the JIT's top tier: 3,000 wakes alone leave them in its profiling tier, which runs them several times slower.
+     * seal, get, release, delete, see {@link JitWarmUp}; socket: 8-byte writes and reads), so that both sides are
+     * measured compiled by the JIT's top tier.
      */
-    static final int JIT_WARM = 20_000;
+    static final int JIT_WARM = JitWarmUp.CYCLES;
 
     @Override
     public String name() {
@@ -54,7 +54,7 @@ final class WakeBench implements Benchmark {
             Path socketPath = store.dir().resolve("wake.sock");
             server.bind(UnixDomainSocketAddress.of(socketPath));
             DepotClient depot = store.server().client();
-            warmUp(depot, "driver");
+            JitWarmUp.depotCycles(depot, "wake-driver");
             try (Child b = Child.start(ROLE, 128, store.dir().toString(), socketPath.toString(),
                 Integer.toString(total))) {
                 for (int i = 0; i < total; i++) {
@@ -93,21 +93,6 @@ final class WakeBench implements Benchmark {
         }
     }
 
-    /** Runs the create, seal, get, release and delete code {@link #JIT_WARM} times, never waiting. */
-    private static void warmUp(DepotClient client, String who) {
-        for (int i = 0; i < JIT_WARM; i++) {
-            ObjectId id = ObjectId.of("depot-bench/wake-warm/" + who + "/" + i);
-            try (ObjectWriter w = client.create(id, 64)) {
-                w.data().set(ValueLayout.JAVA_LONG, 0, System.nanoTime());
-                w.seal();
-            }
-            try (ObjectView v = client.get(id, 30_000)) {
-                v.data().get(ValueLayout.JAVA_LONG, 0);
-            }
-            client.delete(id);
-        }
-    }
-
     private static ObjectId idOf(int i) {
         return ObjectId.of("depot-bench/wake/" + i);
     }
@@ -117,7 +102,7 @@ final class WakeBench implements Benchmark {
         int count = Integer.parseInt(args[2]);
         Histogram depot = Latencies.histogram();
         try (DepotClient client = DepotClient.open(Path.of(args[0]))) {
-            warmUp(client, "waiter");
+            JitWarmUp.depotCycles(client, "wake-waiter");
             for (int i = 0; i < count; i++) {
                 ObjectId id = idOf(i);
                 io.say("WAIT " + i);
