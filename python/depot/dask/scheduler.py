@@ -85,6 +85,8 @@ class Scheduler:
         if self._closed:
             raise RuntimeError("this depot.dask Scheduler is closed")
         dsk = _cull(dsk, keys)
+        if not isinstance(dsk, collections.abc.Mapping):
+            dsk = dsk.__dask_graph__()  # Dask 2025+ hands an expression over; get_async would do the same
         compute = self._pool.new_compute()
         results = _Results(compute, self._client, self.inline_bytes, self._pool)
         try:
