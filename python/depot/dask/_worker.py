@@ -292,6 +292,8 @@ def main(conn, directory, inline_bytes):
         conn.send_bytes(pickle.dumps(("failed", traceback.format_exc())))
         return
     _keep_freed_memory()
+    # the reader thread answers a publish while a task holds the GIL: it waits at most this long for it
+    sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
     _state = _WorkerState(client, inline_bytes)
     functions = FunctionTable()
     batches = queue.SimpleQueue()
@@ -332,6 +334,10 @@ def main(conn, directory, inline_bytes):
         client.close()
         sys.stdout.flush()
 
+
+#: the interpreter's switch interval in a worker (Python's default is 5 ms): how long a publish request waits for a
+#: running task to let go of the GIL. Only matters while two threads want the GIL, so rarely.
+SWITCH_INTERVAL_SECONDS = 0.001
 
 #: glibc's mallopt parameters (malloc.h) and what a worker sets them to
 M_TRIM_THRESHOLD = -1
