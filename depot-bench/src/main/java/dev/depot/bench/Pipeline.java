@@ -17,7 +17,10 @@ import java.util.function.IntConsumer;
  *
  * <p>Two phases: lock-step (the producer waits for the consumer's acknowledgement before the next object, so
  * hand-off times hold no queueing; the first {@code warm} objects are not counted), then free-running for
- * throughput. The consumer checks every sum. Used by {@link PipelineBench} and {@link DemoMain}.
+ * throughput, measured after as many free-running objects again not counted: by then every process has touched
+ * every block it will use, as in a long-running pipeline (each first access of a page by a process costs
+ * ~11 µs on this VM, and which blocks a producer gets depends on which its consumer, or another pair's, freed).
+ * The consumer checks every sum. Used by {@link PipelineBench} and {@link DemoMain}.
  */
 final class Pipeline {
     static final String PRODUCER_ROLE = "pipe-producer";
@@ -28,6 +31,21 @@ final class Pipeline {
     /** How many objects of which size go through each phase, in each of {@code pairs} producer/consumer pairs. */
     record Plan(long size, int warm, int lockstep, int free, int pairs) {
         int total() {
+            return measuredFrom() + free;
+        }
+
+        /** Whether object {@code i} goes through the lock-step phase (else free-running). */
+        boolean lockstep(int i) {
+            return i < warm + lockstep;
+        }
+
+        /** Whether object {@code i}'s hand-off is recorded: the lock-step objects after the first {@code warm}. */
+        boolean recordsHandoff(int i) {
+            return i >= warm && lockstep(i);
+        }
+
+        /** The first free-running object that is measured; the {@code free} before it warm the processes up. */
+        int measuredFrom() {
             return warm + lockstep + free;
         }
 

@@ -14,15 +14,22 @@ final class PipelineBench implements Benchmark {
     private static final long TARGET_SIZE = 64 * Units.MIB;
     private static final double TARGET_RATIO = 50;
     /**
-     * Objects each pair may have in the store at once (the store holds {@code pairs * QUEUE_DEPTH} arrays): double
-     * buffering, the producer fills one while the consumer sums the other, and a producer that is ahead blocks in
-     * its create until the consumer's delete makes room, as a TCP producer blocks when the socket buffers are full
-     * (they hold less than one 64 MiB array). A deeper queue makes every process touch more of the heap for the
-     * first time, and on this VM each first access of a page by a process costs ~11 µs (docs/BENCHMARKS.md): with
-     * 8 arrays per pair that was most of the 64 MiB cases' time, paid again for each new block, not once as TCP's
-     * reused buffers pay it.
+     * Arrays each pair may have in the store at once: at least two (double buffering: the producer fills one
+     * while the consumer sums the other, and a producer that is ahead blocks in its create until the consumer's
+     * delete makes room, as a TCP producer blocks when the socket buffers are full), and as many as fit in
+     * {@link #QUEUE_BYTES}. A deeper queue makes every process touch more of the heap for the first time, and on
+     * this VM each first access of a page by a process costs ~11 µs (docs/BENCHMARKS.md): with 8 arrays of
+     * 64 MiB per pair that was most of those cases' time, paid again for each new block, not once as TCP's reused
+     * buffers pay it.
      */
-    static final int QUEUE_DEPTH = 2;
+    static final int MIN_QUEUE_DEPTH = 2;
+    /**
+     * Bytes of arrays a pair may have in the store at once, when more than two arrays fit: what TCP's send buffer
+     * alone may hold on a loopback connection (it autotunes up to {@code net.ipv4.tcp_wmem}'s maximum, 4 MiB by
+     * default; the receive buffer adds up to 6-32 MiB). With only two 1 MiB arrays the producer slept and woke
+     * once per object while the TCP producer wrote ahead into its buffers.
+     */
+    static final long QUEUE_BYTES = 4 * Units.MIB;
     /** Room for the lock-step phase's 8-byte acknowledgements beside the arrays. */
     private static final long ACK_ROOM = Units.MIB;
 
@@ -41,8 +48,8 @@ final class PipelineBench implements Benchmark {
         List<Pipeline.Plan> plans = quick
             ? List.of(new Pipeline.Plan(Units.MIB, 10, 40, 100, 1), new Pipeline.Plan(16 * Units.MIB, 2, 5, 10, 1),
                 new Pipeline.Plan(16 * Units.MIB, 2, 5, 10, 2))
-            : List.of(new Pipeline.Plan(Units.MIB, 50, 300, 1000, 1), new Pipeline.Plan(TARGET_SIZE, 4, 16, 40, 1),
-                new Pipeline.Plan(TARGET_SIZE, 4, 16, 40, 2));
+            : List.of(new Pipeline.Plan(Units.MIB, 50, 300, 1000, 1), new Pipeline.Plan(Units.MIB, 50, 300, 1000, 2),
+                new Pipeline.Plan(TARGET_SIZE, 4, 16, 40, 1), new Pipeline.Plan(TARGET_SIZE, 4, 16, 40, 2));
         for (Pipeline.Plan plan : plans) {
             Pipeline.Stats depot;
             try (BenchStore store = BenchStore.start(capacity(plan))) {
@@ -60,9 +67,14 @@ final class PipelineBench implements Benchmark {
         }
     }
 
-    /** Store capacity for {@code plan}: {@link #QUEUE_DEPTH} blocks of its size per pair, plus the acknowledgements. */
+    /** Arrays each pair may have in the store at once: see {@link #MIN_QUEUE_DEPTH} and {@link #QUEUE_BYTES}. */
+    static int queueDepth(Pipeline.Plan plan) {
+        return (int) Math.max(MIN_QUEUE_DEPTH, QUEUE_BYTES / plan.size());
+    }
+
+    /** Store capacity for {@code plan}: {@link #queueDepth} blocks of its size per pair, plus the acknowledgements. */
     static long capacity(Pipeline.Plan plan) {
-        return (long) QUEUE_DEPTH * plan.pairs() * HeapBlockDescriptor.blockSizeFor(plan.size(), 0) + ACK_ROOM;
+        return (long) queueDepth(plan) * plan.pairs() * HeapBlockDescriptor.blockSizeFor(plan.size(), 0) + ACK_ROOM;
     }
 
     private static Map<String, Object> figures(Pipeline.Stats s, Pipeline.Plan plan) {
@@ -70,7 +82,7 @@ final class PipelineBench implements Benchmark {
         m.put("size_bytes", plan.size());
         m.put("pairs", plan.pairs());
         if (s.createP50() > 0) {
-            m.put("queue_depth", QUEUE_DEPTH);
+            m.put("queue_depth", queueDepth(plan));
         }
         m.put("handoff_p50_us", s.handoffP50() / 1e3);
         m.put("handoff_p99_us", s.handoffP99() / 1e3);

@@ -4,6 +4,7 @@ import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectId;
 import dev.depot.client.ObjectView;
 import dev.depot.client.ObjectWriter;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
@@ -17,6 +18,8 @@ import org.HdrHistogram.Histogram;
  */
 final class PipelineDepotRoles {
     private static final long TIMEOUT_MILLIS = 60_000;
+    /** Doubles in the private buffer the fill and sum loops are warmed up on (see {@link JitWarmUp}). */
+    static final int WARM_DOUBLES = 4096;
 
     private PipelineDepotRoles() {
     }
@@ -37,37 +40,40 @@ final class PipelineDepotRoles {
         long fillNanos = 0;
         long sealNanos = 0;
         long faults = 0;
-        try (DepotClient client = DepotClient.open(dir)) {
-            int lock = plan.warm() + plan.lockstep();
-            for (int i = 0; i < lock + plan.free(); i++) {
-                if (i == lock) {
+        try (DepotClient client = DepotClient.open(dir); Arena arena = Arena.ofConfined()) {
+            JitWarmUp.depotCycles(client, pair + "/producer");
+            MemorySegment small = arena.allocate(WARM_DOUBLES * Double.BYTES, Double.BYTES);
+            JitWarmUp.repeat(() -> fill(small, WARM_DOUBLES));
+            int go = plan.measuredFrom();
+            for (int i = 0; i < plan.total(); i++) {
+                if (i == go) {
                     io.say("READY");
                     io.expect("GO");
                     faults = MinorFaults.now();
                 }
                 long t0 = System.nanoTime();
-                try (ObjectWriter w = createWhenRoom(client, dataId(pair, i < lock ? "l" : "f", i), plan.size())) {
-                    if (i >= plan.warm() && i < lock) {
+                try (ObjectWriter w = createWhenRoom(client, dataId(pair, plan.lockstep(i) ? "l" : "f", i), plan.size())) {
+                    if (plan.recordsHandoff(i)) {
                         Latencies.record(create, System.nanoTime() - t0);
                     }
                     long tc = System.nanoTime();
                     MemorySegment d = w.data();
                     fill(d.asSlice(Long.BYTES), (int) plan.doubles());
                     long stamp = System.nanoTime();
-                    if (i >= lock) {
+                    if (i >= go) {
                         createNanos += tc - t0;
                         fillNanos += stamp - tc;
                     }
                     d.set(ValueLayout.JAVA_LONG, 0, stamp);
                     w.seal();
-                    if (i >= plan.warm() && i < lock) {
+                    if (plan.recordsHandoff(i)) {
                         Latencies.record(seal, System.nanoTime() - stamp);
                     }
-                    if (i >= lock) {
+                    if (i >= go) {
                         sealNanos += System.nanoTime() - stamp;
                     }
                 }
-                if (i < lock) {
+                if (plan.lockstep(i)) {
                     client.get(ackId(pair, i), TIMEOUT_MILLIS).close();
                     client.delete(ackId(pair, i));
                 }
@@ -114,41 +120,44 @@ final class PipelineDepotRoles {
         long getNanos = 0;
         long sumNanos = 0;
         long deleteNanos = 0;
-        try (DepotClient client = DepotClient.open(dir)) {
+        try (DepotClient client = DepotClient.open(dir); Arena arena = Arena.ofConfined()) {
+            JitWarmUp.depotCycles(client, pair + "/consumer");
+            MemorySegment small = arena.allocate(WARM_DOUBLES * Double.BYTES, Double.BYTES);
+            JitWarmUp.repeat(() -> sum(small, WARM_DOUBLES));
             Pipeline.Progress progress = new Pipeline.Progress(io);
-            int lock = plan.warm() + plan.lockstep();
-            for (int i = 0; i < lock + plan.free(); i++) {
-                if (i == lock) {
+            int go = plan.measuredFrom();
+            for (int i = 0; i < plan.total(); i++) {
+                if (i == go) {
                     io.say("READY");
                     io.expect("GO");
                     start = System.nanoTime();
                     faults = MinorFaults.now();
                 }
-                ObjectId id = dataId(pair, i < lock ? "l" : "f", i);
+                ObjectId id = dataId(pair, plan.lockstep(i) ? "l" : "f", i);
                 long g0 = System.nanoTime();
                 try (ObjectView v = client.get(id, TIMEOUT_MILLIS)) {
                     long now = System.nanoTime();
-                    if (i >= lock) {
+                    if (i >= go) {
                         getNanos += now - g0;
                     }
                     MemorySegment d = v.data();
-                    if (i >= plan.warm() && i < lock) {
+                    if (plan.recordsHandoff(i)) {
                         Latencies.record(handoff, now - d.get(ValueLayout.JAVA_LONG, 0));
                     }
                     Pipeline.check(sum(d.asSlice(Long.BYTES), (int) plan.doubles()), plan, i);
-                    if (i >= lock) {
+                    if (i >= go) {
                         sumNanos += System.nanoTime() - now;
                     }
                 }
                 long d0 = System.nanoTime();
                 client.delete(id);
-                if (i >= lock) {
+                if (i >= go) {
                     deleteNanos += System.nanoTime() - d0;
                 }
-                if (i < lock) {
+                if (plan.lockstep(i)) {
                     client.put(ackId(pair, i), new byte[8]);
                 }
-                progress.consumed(i == lock + plan.free() - 1);
+                progress.consumed(i == plan.total() - 1);
             }
         }
         io.say("RESULT handoff=" + Latencies.summary(handoff) + " nanos=" + (System.nanoTime() - start)

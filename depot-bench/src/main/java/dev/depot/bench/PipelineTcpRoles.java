@@ -23,14 +23,16 @@ final class PipelineTcpRoles {
     static void producer(int port, Pipeline.Plan plan, ChildIo io) throws IOException {
         try (SocketChannel c = SocketChannel.open(new InetSocketAddress(InetAddress.getLoopbackAddress(), port))) {
             c.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            double[] small = new double[PipelineDepotRoles.WARM_DOUBLES];
+            JitWarmUp.repeat(() -> fill(small));
             double[] array = new double[(int) plan.doubles()];
             ByteBuffer message = ByteBuffer.allocateDirect((int) plan.size()).order(ByteOrder.nativeOrder());
             DoubleBuffer body = message.slice(Long.BYTES, message.capacity() - Long.BYTES)
                 .order(ByteOrder.nativeOrder()).asDoubleBuffer();
             ByteBuffer ack = ByteBuffer.allocate(1);
-            int lock = plan.warm() + plan.lockstep();
-            for (int i = 0; i < lock + plan.free(); i++) {
-                if (i == lock) {
+            int go = plan.measuredFrom();
+            for (int i = 0; i < plan.total(); i++) {
+                if (i == go) {
                     io.say("READY");
                     io.expect("GO");
                 }
@@ -40,7 +42,7 @@ final class PipelineTcpRoles {
                 body.clear();
                 body.put(array);
                 UnixSockets.writeFully(c, message);
-                if (i < lock) {
+                if (plan.lockstep(i)) {
                     ack.clear();
                     UnixSockets.readFully(c, ack);
                 }
@@ -73,15 +75,17 @@ final class PipelineTcpRoles {
             io.say("PORT port=" + ((InetSocketAddress) server.getLocalAddress()).getPort());
             try (SocketChannel c = server.accept()) {
                 c.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                double[] small = new double[PipelineDepotRoles.WARM_DOUBLES];
+                JitWarmUp.repeat(() -> sum(small));
                 double[] array = new double[(int) plan.doubles()];
                 ByteBuffer message = ByteBuffer.allocateDirect((int) plan.size()).order(ByteOrder.nativeOrder());
                 DoubleBuffer body = message.slice(Long.BYTES, message.capacity() - Long.BYTES)
                     .order(ByteOrder.nativeOrder()).asDoubleBuffer();
                 ByteBuffer ack = ByteBuffer.allocate(1);
                 Pipeline.Progress progress = new Pipeline.Progress(io);
-                int lock = plan.warm() + plan.lockstep();
-                for (int i = 0; i < lock + plan.free(); i++) {
-                    if (i == lock) {
+                int go = plan.measuredFrom();
+                for (int i = 0; i < plan.total(); i++) {
+                    if (i == go) {
                         io.say("READY");
                         io.expect("GO");
                         start = System.nanoTime();
@@ -92,15 +96,15 @@ final class PipelineTcpRoles {
                     body.clear();
                     body.get(array);
                     long now = System.nanoTime();
-                    if (i >= plan.warm() && i < lock) {
+                    if (plan.recordsHandoff(i)) {
                         Latencies.record(handoff, now - message.getLong(0));
                     }
                     Pipeline.check(sum(array), plan, i);
-                    if (i < lock) {
+                    if (plan.lockstep(i)) {
                         ack.clear();
                         UnixSockets.writeFully(c, ack);
                     }
-                    progress.consumed(i == lock + plan.free() - 1);
+                    progress.consumed(i == plan.total() - 1);
                 }
             }
         }

@@ -28,6 +28,12 @@ final class WakeBench implements Benchmark {
     private static final long SETTLE_NANOS = 1_000_000;
     /** Wakes done first and not counted: the first ones load classes and link the futex downcall. */
     static final int WARM = 50;
+    /**
+     * Before the wakes, each process runs the code around them this many times without waiting (Depot: create,
+     * seal, get, release, delete, see {@link JitWarmUp}; socket: 8-byte writes and reads), so that both sides are
+     * measured compiled by the JIT's top tier.
+     */
+    static final int JIT_WARM = JitWarmUp.CYCLES;
 
     @Override
     public String name() {
@@ -48,6 +54,7 @@ final class WakeBench implements Benchmark {
             Path socketPath = store.dir().resolve("wake.sock");
             server.bind(UnixDomainSocketAddress.of(socketPath));
             DepotClient depot = store.server().client();
+            JitWarmUp.depotCycles(depot, "wake-driver");
             try (Child b = Child.start(ROLE, 128, store.dir().toString(), socketPath.toString(),
                 Integer.toString(total))) {
                 for (int i = 0; i < total; i++) {
@@ -61,6 +68,10 @@ final class WakeBench implements Benchmark {
                 b.awaitLine("SCONNECTED", 60);
                 try (SocketChannel c = server.accept()) {
                     ByteBuffer stamp = ByteBuffer.allocateDirect(Long.BYTES);
+                    for (int i = 0; i < JIT_WARM; i++) {
+                        stamp.clear();
+                        UnixSockets.writeFully(c, stamp);
+                    }
                     for (int i = 0; i < total; i++) {
                         b.awaitLine("SWAIT " + i, 60);
                         LockSupport.parkNanos(SETTLE_NANOS);
@@ -91,6 +102,7 @@ final class WakeBench implements Benchmark {
         int count = Integer.parseInt(args[2]);
         Histogram depot = Latencies.histogram();
         try (DepotClient client = DepotClient.open(Path.of(args[0]))) {
+            JitWarmUp.depotCycles(client, "wake-waiter");
             for (int i = 0; i < count; i++) {
                 ObjectId id = idOf(i);
                 io.say("WAIT " + i);
@@ -107,6 +119,10 @@ final class WakeBench implements Benchmark {
         try (SocketChannel c = UnixSockets.connect(Path.of(args[1]))) {
             io.say("SCONNECTED");
             ByteBuffer stamp = ByteBuffer.allocateDirect(Long.BYTES);
+            for (int i = 0; i < JIT_WARM; i++) {
+                stamp.clear();
+                UnixSockets.readFully(c, stamp);
+            }
             for (int i = 0; i < count; i++) {
                 io.say("SWAIT " + i);
                 stamp.clear();

@@ -19,7 +19,7 @@ class PipelineBenchTest {
             DepotClient client = store.server().client();
             List<ObjectWriter> writers = new ArrayList<>();
             try {
-                for (int i = 0; i < PipelineBench.QUEUE_DEPTH * plan.pairs(); i++) {
+                for (int i = 0; i < PipelineBench.queueDepth(plan) * plan.pairs(); i++) {
                     writers.add(client.create(ObjectId.of("array/" + i), plan.size(), new byte[0],
                         DepotClient.CreateOption.NO_EVICT));
                 }

@@ -55,8 +55,14 @@ public final class DepotClient implements AutoCloseable {
     }
 
     private static final byte[] NO_METADATA = new byte[0];
-    /** How long a waiting get spins on the futex word before it sleeps on it. */
+    /** How long a waiting get spins on the futex word before it sleeps on it, at least. */
     private static final long SPIN_BEFORE_SLEEP_NANOS = 20_000;
+    /**
+     * How long it spins at most: a get spins up to twice the wait that last ended in a seal, within these bounds,
+     * so a consumer whose producer seals every ~100 µs (a lock-step hand-off) meets each seal awake instead of
+     * paying a sleep and a wake-up (20-50 µs here) each time, while one that waits milliseconds sleeps after 20 µs.
+     */
+    private static final long MAX_SPIN_BEFORE_SLEEP_NANOS = 200_000;
 
     private final Store store;
     private final Set<ObjectWriter> openWriters = ConcurrentHashMap.newKeySet();
@@ -68,6 +74,11 @@ public final class DepotClient implements AutoCloseable {
      * buffers) is never unmapped under them, even when the client is closed first.
      */
     private final AtomicInteger mappingHolds = new AtomicInteger(1);
+    /**
+     * How long this client's last get that waited waited for its seal (ns), or longer than any spin: sets the next
+     * waiting get's spin (see {@link #MAX_SPIN_BEFORE_SLEEP_NANOS}). Racy by design: a hint, shared by threads.
+     */
+    private long lastSealWaitNanos = Long.MAX_VALUE;
     private volatile boolean closed;
 
     private final AutoCloseable owner;
@@ -217,11 +228,13 @@ public final class DepotClient implements AutoCloseable {
         }
         long start = System.nanoTime();
         long timeoutNanos = Timeouts.nanosOf(timeoutMillis);
+        long spinNanos = spinBeforeSleepNanos();
         while (true) {
             // Read the futex word before looking: a seal after the look bumps it, so the wait below cannot miss it.
             int sequence = store.sealSequence(id.w0(), id.w1());
             pin = store.tryPin(id.w0(), id.w1(), id.w2());
             if (pin != null) {
+                lastSealWaitNanos = System.nanoTime() - start;
                 return view(id, pin);
             }
             restoreIfSpilled(id);
@@ -230,19 +243,26 @@ public final class DepotClient implements AutoCloseable {
             if (remaining == 0) {
                 return null;
             }
-            if (now - start < SPIN_BEFORE_SLEEP_NANOS) {
+            if (now - start < spinNanos) {
                 // A seal that comes within microseconds is met by spinning: waking a sleeping process costs ~7 µs
                 // and much more on a busy machine. Spin only while the futex word is unchanged, and yield the
                 // CPU on each turn: the process that will seal (or one just woken by our own seal, which the
                 // kernel likes to place on the waker's CPU) may be waiting for this very CPU.
                 while (store.sealSequence(id.w0(), id.w1()) == sequence
-                    && System.nanoTime() - start < SPIN_BEFORE_SLEEP_NANOS) {
+                    && System.nanoTime() - start < spinNanos) {
                     Thread.yield();
                 }
                 continue;
             }
             store.awaitSeal(id.w0(), id.w1(), sequence, remaining);
         }
+    }
+
+    /** Twice the last seal wait, within [{@link #SPIN_BEFORE_SLEEP_NANOS}, {@link #MAX_SPIN_BEFORE_SLEEP_NANOS}]. */
+    private long spinBeforeSleepNanos() {
+        long last = lastSealWaitNanos;
+        return last > MAX_SPIN_BEFORE_SLEEP_NANOS / 2 ? SPIN_BEFORE_SLEEP_NANOS
+            : Math.max(SPIN_BEFORE_SLEEP_NANOS, 2 * last);
     }
 
     /**

@@ -27,12 +27,12 @@ import java.util.stream.Stream;
  *
  * <pre>
  *  depot sort [--count 1e8] [--workers N] [--dtype float64|int64] [--json] [--seed S] [--specials]
- *             [--runs single,1,N] [--no-pretouch] [--no-warmup]
+ *             [--runs single,1,N] [--no-pretouch] [--no-warmup] [--local-sort buckets|whole]
  * </pre>
  */
 public final class SortMain {
     static final String USAGE = "usage: depot sort [--count 1e8] [--workers N] [--dtype float64|int64] [--json]"
-        + " [--seed S] [--specials] [--runs single,1,N] [--no-pretouch] [--no-warmup]";
+        + " [--seed S] [--specials] [--runs single,1,N] [--no-pretouch] [--no-warmup] [--local-sort buckets|whole]";
 
     static final String HELP = USAGE + """
 
@@ -49,12 +49,17 @@ public final class SortMain {
                          memory in big runs; the first touches are then timed, in partition and shuffle)
           --no-warmup    no JVM runs the warm-up (the sort's steps on small arrays, so that the JIT has
                          compiled them) before its timed part: every process is then measured cold
+          --local-sort A whole (default): each worker sorts its partition with one Arrays.sort;
+                         buckets: each worker cuts its share into fine buckets of about 65,536 values in
+                         the partition pass and sorts its partition bucket by bucket in the cache (as
+                         fast here, more memory: docs/SHUFFLE.md). The baseline is always one
+                         Arrays.sort of all the data.
           --seed S       the data's seed (default 1)
           --json         one JSON object instead of the table""";
 
     /** Settings of one demo run. */
     record Settings(long count, int workers, SortData type, long seed, boolean specials, boolean json, Set<String> runs,
-                    boolean preTouch, boolean warmUp) {
+                    boolean preTouch, boolean warmUp, LocalSort localSort) {
         static Settings parse(String[] args) {
             long count = 100_000_000L;
             int workers = Math.max(2, Runtime.getRuntime().availableProcessors());
@@ -64,6 +69,7 @@ public final class SortMain {
             boolean preTouch = true;
             boolean warmUp = true;
             boolean json = false;
+            LocalSort localSort = LocalSort.WHOLE;
             String runs = null;
             for (int i = 0; i < args.length; i++) {
                 String a = args[i];
@@ -76,6 +82,7 @@ public final class SortMain {
                     case "--specials" -> specials = true;
                     case "--no-pretouch" -> preTouch = false;
                     case "--no-warmup" -> warmUp = false;
+                    case "--local-sort" -> localSort = LocalSort.parse(value(args, ++i, a));
                     case "--json" -> json = true;
                     default -> throw new IllegalArgumentException("unknown option '" + a + "'\n" + USAGE);
                 }
@@ -90,7 +97,7 @@ public final class SortMain {
                         + " got '" + run + "'\n" + USAGE);
                 }
             }
-            return new Settings(count, workers, type, seed, specials, json, r, preTouch, warmUp);
+            return new Settings(count, workers, type, seed, specials, json, r, preTouch, warmUp, localSort);
         }
 
         private static String value(String[] args, int i, String option) {
@@ -180,10 +187,12 @@ public final class SortMain {
         long start = System.nanoTime();
         double cpu = driverCpuSeconds();
         Path dir = Path.of("/dev/shm", "depot-sort-" + UUID.randomUUID());
-        // The store holds what crosses between workers: a worker's own partition stays in its heap, so about
-        // (N - 1)/N of the data, plus a margin for the splitters' rank error and a partition's metadata.
-        long capacity = s.dataBytes() / workers * (workers - 1) + s.dataBytes() / 32 + (64L << 20)
-            + (long) workers * workers * (64 << 10);
+        // The store holds the maps' objects. Bucketed, every value goes through its map's object (a worker's own
+        // partition too): the data plus a margin for objects' metadata. Whole, only what crosses between workers:
+        // a worker's own partition stays in its heap, so about (N - 1)/N of the data, plus a margin for the
+        // splitters' rank error.
+        long crossing = s.localSort() == LocalSort.BUCKETS ? s.dataBytes() : s.dataBytes() / workers * (workers - 1);
+        long capacity = crossing + s.dataBytes() / 32 + (64L << 20) + (long) workers * workers * (64 << 10);
         List<WorkerProcess> procs = new CopyOnWriteArrayList<>();
         Thread cleanup = new Thread(() -> {  // on SIGTERM or Ctrl-C: no worker outlives the driver, no store stays
             procs.forEach(WorkerProcess::close);
@@ -207,7 +216,7 @@ public final class SortMain {
                             List.of("depot", dir.toString(), id, Integer.toString(w), Integer.toString(workers),
                                 Long.toString(s.count()), s.type().name().toLowerCase(), Long.toString(s.seed()),
                                 Boolean.toString(s.specials()), Boolean.toString(s.preTouch()),
-                                Boolean.toString(s.warmUp())));
+                                Boolean.toString(s.warmUp()), s.localSort().option()));
                         procs.add(p);
                         mem.watch(p.pid());
                     }
@@ -245,13 +254,14 @@ public final class SortMain {
 
     /**
      * Samples, every {@link #SAMPLE_MILLIS}, the memory of the run: the store file (fully reserved when created) plus each
-     * watched process's and this process's private PSS (store pages excluded: they are the store's).
+     * watched process's and this process's private memory ({@link WorkerProcess#privateBytes}: resident
+     * anonymous memory; store pages excluded, they are the store's).
      */
     static final class MemorySampler implements AutoCloseable {
         /**
-         * Between samples. Each reads every process's {@code smaps_rollup} (about 0.5 ms of kernel time for a
-         * 1 GB process, more for the store's small pages), on the cores the workers sort on: every 100 ms that
-         * was a few percent of one core.
+         * Between samples. Each reads every process's {@code statm} (counters). It read {@code smaps_rollup},
+         * whose page-table walk of each process's store mapping took 5 to 10 ms per process at 10^8 values: at
+         * every 250 ms about a tenth of one core, taken from the two cores the two workers sort on.
          */
         static final long SAMPLE_MILLIS = 250;
         private final Path storeDir;
@@ -293,7 +303,7 @@ public final class SortMain {
                 }
             }
             for (long pid : pids) {
-                total += WorkerProcess.privatePss(pid);
+                total += WorkerProcess.privateBytes(pid);
             }
             peak = Math.max(peak, total);
         }

@@ -86,11 +86,12 @@ final class SortReport {
          * {@code p_cpu} (its thread's CPU time), {@code p_queued} (runnable, waiting for a core: other programs or
          * the process's own other threads had it), {@code p_blocked} (the rest: waiting for another worker, for
          * the disk, for a lock), {@code p_other_threads_cpu} (the JIT's and GC's threads, in the same process) and
-         * {@code values}, how many it sorted.
+         * {@code values}, how many it sorted, and {@code anon_huge_bytes}, its memory in transparent huge pages.
          */
         static Map<String, Double> split(Map<String, String> r) {
             Map<String, Double> m = new LinkedHashMap<>();
             m.put("values", Double.parseDouble(r.getOrDefault("count", "0")));
+            m.put("anon_huge_bytes", Double.parseDouble(r.getOrDefault("anon_huge_bytes", "-1")));
             for (String p : PHASES) {
                 if (!r.containsKey(p + "_ms")) {
                     continue;
@@ -184,9 +185,11 @@ final class SortReport {
         Map<String, Double> e = new LinkedHashMap<>();
         e.put("sample", cpu(r, "sample"));
         e.put("partition", cpu(r, "partition") * (n20 / n) * partitionCost(ESTIMATE_CORES) / partitionCost(r.workers()));
+        // bucketed, the sorts are of buckets of a fixed size: linear in the values per worker
         // a worker copies in what the others send it: (P - 1)/P of its partition
         e.put("shuffle", cpu(r, "shuffle") * (n20 / n) * crossingRatio(r.workers()));
-        e.put("sort", cpu(r, "sort") * (n20 * log2(n20)) / (n * log2(Math.max(2, n))));
+        e.put("sort", settings.localSort() == LocalSort.BUCKETS ? cpu(r, "sort") * n20 / n
+            : cpu(r, "sort") * (n20 * log2(n20)) / (n * log2(Math.max(2, n))));
         e.put("total", e.get("sample") + e.get("partition") + e.get("shuffle") + e.get("sort"));
         return e;
     }
@@ -206,14 +209,15 @@ final class SortReport {
     }
 
     /**
-     * Passes over the values of the partition pass: one for up to two partitions (a copy, or
+     * Passes over the values of the partition pass: bucketed, two (a counting and a scattering pass,
+     * {@link FineBuckets#count}, {@link FineBuckets#scatter}); else one for up to two partitions (a copy, or
      * {@link SampleSort#partitionInPlace}), two for more (a counting and a scattering pass,
      * {@link SampleSort#count}, {@link SampleSort#scatterKeeping}). The splitter search is branch-free and its
      * {@code ceil(log2 P)} compares cost little beside a value's memory traffic (at 10^9 values the partition's
      * CPU time is mostly first touches of store pages), so compares are not counted.
      */
-    static int partitionCost(int partitions) {
-        return partitions <= 2 ? 1 : 2;
+    int partitionCost(int partitions) {
+        return partitions <= 2 && settings.localSort() == LocalSort.WHOLE ? 1 : 2;
     }
 
     /** Bytes per second all {@link #ESTIMATE_CORES} workers together would copy out of the shuffle in the estimate. */
@@ -243,7 +247,15 @@ final class SortReport {
             + " generated, memory touched) to the last local sort done (sample + partition + shuffle + local sort)."
             + " speed-up: single-process sort s / sort s. cpu s: the CPU time (user + system) of the same steps, for"
             + " Depot of its busiest worker; cpu x: the speed-up by it, what idle cores would give on a shared machine.");
-        out.println("peak memory: the store file plus every process's private PSS, sampled every "
+        out.println(settings.localSort() == LocalSort.BUCKETS
+            ? "local sort: buckets: each worker writes every value of its share once into its fine bucket (about "
+                + String.format(Locale.ROOT, "%,d", FineBuckets.TARGET_VALUES) + " values each, a linear map of the value"
+                + " over the samples' range) in its map's object, then copies its partition's buckets from every map"
+                + " and sorts each with Arrays.sort in the cache. The 1-worker row is that algorithm alone, without"
+                + " parallelism; --local-sort whole sorts each partition with one Arrays.sort. The single process is"
+                + " always one Arrays.sort of all the data."
+            : "local sort: whole: each worker sorts its partition with one Arrays.sort, as the single process does.");
+        out.println("peak memory: the store file plus every process's resident anonymous memory (statm), sampled every "
             + SortMain.MemorySampler.SAMPLE_MILLIS + " ms.");
         Run any = runs.isEmpty() ? null : runs.getFirst();
         out.printf(Locale.ROOT, "verified: %s%n", verified()
@@ -261,14 +273,15 @@ final class SortReport {
             printProcesses(out);
             Map<String, Double> e = estimate();
             Run base = single();
+            String sortScale = settings.localSort() == LocalSort.BUCKETS ? "n (buckets of a fixed size)" : "n log n";
             out.printf(Locale.ROOT, "%d-core estimate (from the phases' CPU seconds): sample %.2f s; partition %.2f s"
                     + " x %d/%d (values per worker) x %d/%d (passes) = %.2f s; shuffle %.2f s x %d/%d x %.2f (the part"
                     + " that crosses, (P-1)/P) = %.2f s (%s/s"
-                    + " copied by all, if memory bandwidth holds); local sort %.2f s x n log n = %.2f s; total %.2f s%s%n",
+                    + " copied by all, if memory bandwidth holds); local sort %.2f s x %s = %.2f s; total %.2f s%s%n",
                 ESTIMATE_CORES, e.get("sample"), cpu(w, "partition"), w.workers(), ESTIMATE_CORES,
                 partitionCost(ESTIMATE_CORES), partitionCost(w.workers()), e.get("partition"), cpu(w, "shuffle"),
                 w.workers(), ESTIMATE_CORES, crossingRatio(w.workers()), e.get("shuffle"), bytes((long) estimateCopyRate()), cpu(w, "sort"),
-                e.get("sort"), e.get("total"), base == null ? ""
+                sortScale, e.get("sort"), e.get("total"), base == null ? ""
                     : String.format(Locale.ROOT, ", %.1fx the single-process sort's %.2f CPU s", base.sortCpuS() / e.get("total"),
                         base.sortCpuS()));
         }
@@ -332,6 +345,7 @@ final class SortReport {
         field(sb, "workers", settings.workers());
         field(sb, "dtype", "\"" + settings.type().name().toLowerCase() + "\"");
         field(sb, "data_bytes", settings.dataBytes());
+        field(sb, "local_sort", "\"" + settings.localSort().option() + "\"");
         field(sb, "single_process_s", base == null ? null : num(base.sortS()));
         field(sb, "depot_s", w == null ? null : num(w.sortS()));
         field(sb, "depot_1_worker_s", one == null ? null : num(one.sortS()));
@@ -364,7 +378,10 @@ final class SortReport {
             StringBuilder procs = new StringBuilder("[");
             for (Map<String, Double> m : r.processes()) {
                 StringBuilder po = new StringBuilder("{");
-                m.forEach((k, v) -> field(po, k.equals("values") ? k : k + "_s", k.equals("values") ? v.longValue() : num(v)));
+                m.forEach((k, v) -> {
+                    boolean count = k.equals("values") || k.equals("anon_huge_bytes");
+                    field(po, count ? k : k + "_s", count ? v.longValue() : num(v));
+                });
                 procs.append(po, 0, po.length() - 1).append("},");
             }
             field(o, "processes", (r.processes().isEmpty() ? "[" : procs.substring(0, procs.length() - 1)) + "]");

@@ -20,11 +20,14 @@ import java.util.Map;
  * <ul>
  * <li>{@code single COUNT DTYPE SEED SPECIALS WARMUP}: the baseline: generates all values into one array, runs
  *     the {@link WarmUp}, and sorts the array with {@code Arrays.sort}.</li>
- * <li>{@code depot DIR SHUFFLE WORKER WORKERS COUNT DTYPE SEED SPECIALS PRETOUCH WARMUP}: one worker of the sample sort:
- *     generates its share into its work array, publishes samples through the shuffle {@code SHUFFLE-samples},
- *     partitions its share by the splitters (its own partition stays in the work array, the others' go into its
- *     map's object of shuffle {@code SHUFFLE}), appends the other maps' slices of its partition behind its own
- *     part, sorts it, checks it.</li>
+ * <li>{@code depot DIR SHUFFLE WORKER WORKERS COUNT DTYPE SEED SPECIALS PRETOUCH WARMUP LOCALSORT}: one worker of
+ *     the sample sort: generates its share into its work array, publishes samples through the shuffle
+ *     {@code SHUFFLE-samples}, partitions its share by the splitters and sorts its partition. {@code buckets}:
+ *     every value goes once into its fine bucket in its map's object of shuffle {@code SHUFFLE} (its own
+ *     partition's too), then the worker copies its partition's buckets from every map into its work array, each
+ *     sorted right after its copy ({@link FineBuckets}). {@code whole}: its own partition stays in the work array,
+ *     the others' go into its map's object; it appends the other maps' slices behind its own part and sorts the
+ *     whole partition at once.</li>
  * </ul>
  */
 public final class SortWorker {
@@ -49,7 +52,7 @@ public final class SortWorker {
                 Boolean.parseBoolean(args[4]), Boolean.parseBoolean(args[5]));
             case "depot" -> w.depot(Path.of(args[1]), args[2], Integer.parseInt(args[3]), Integer.parseInt(args[4]),
                 Long.parseLong(args[5]), SortData.parse(args[6]), Long.parseLong(args[7]), Boolean.parseBoolean(args[8]),
-                Boolean.parseBoolean(args[9]), Boolean.parseBoolean(args[10]));
+                Boolean.parseBoolean(args[9]), Boolean.parseBoolean(args[10]), LocalSort.parse(args[11]));
             default -> throw new IllegalArgumentException("role is single or depot, got " + args[0]);
         }
         StringBuilder line = new StringBuilder("result");
@@ -98,10 +101,29 @@ public final class SortWorker {
             result.put("last", type.key(sorted.getAtIndex(ValueLayout.JAVA_LONG, n - 1)));
         }
         phase("verify");
+        result.put("anon_huge_bytes", anonHugeBytes());
+    }
+
+    /**
+     * The process's anonymous memory in transparent huge pages ({@code AnonHugePages} of
+     * {@code /proc/self/smaps_rollup}), read once after the timed part: a work array that did not get them
+     * (fragmented memory) takes a TLB miss every 4 KiB, and that worker's sort is slower.
+     */
+    private static long anonHugeBytes() {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(Path.of("/proc/self/smaps_rollup"))) {
+                if (line.startsWith("AnonHugePages:")) {
+                    return Long.parseLong(line.split("\\s+")[1]) * 1024;
+                }
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            // not Linux, or no such field
+        }
+        return -1;
     }
 
     private void depot(Path dir, String shuffleId, int worker, int workers, long count, SortData type, long seed,
-                       boolean specials, boolean preTouch, boolean warmUp) {
+                       boolean specials, boolean preTouch, boolean warmUp, LocalSort localSort) {
         try (DepotClient client = DepotClient.open(dir);
              Shuffle ready = Shuffle.open(client, shuffleId + "-ready", WAIT_MILLIS);
              Shuffle samples = Shuffle.open(client, shuffleId + "-samples", WAIT_MILLIS);
@@ -110,6 +132,7 @@ public final class SortWorker {
             long from = SortData.firstValueOf(count, worker, workers);
             long to = SortData.firstValueOf(count, worker + 1, workers);
             long[] splitters;
+            long[] allSamples;
             // One array for this worker's values, first its share of the input, then its partition: memory
             // touched once, before the sort is timed, and no more than the share plus a margin (the splitters'
             // rank error; a partition that does not fit gets a new array).
@@ -140,50 +163,85 @@ public final class SortWorker {
             long[] keys = SampleSort.sampleKeys(type, mine, SampleSort.samplesPerWorker(workers), seed + worker);
             samples.writeMap(worker, List.of(MemorySegment.ofArray(keys)));
             try (ShuffleReader r = samples.reader(0, WAIT_MILLIS)) {
-                long[] all = SampleSort.gather(SortData.INT64, r.slices()).toArray(ValueLayout.JAVA_LONG);
-                splitters = SampleSort.splitters(all, workers);
+                allSamples = SampleSort.gather(SortData.INT64, r.slices()).toArray(ValueLayout.JAVA_LONG);
+                splitters = SampleSort.splitters(allSamples, workers);
             }
             phase("sample");
 
-            // This worker's own partition stays in its work array (moved to the front); only the other
-            // partitions' values go into its map's object, each written once. Its own slice there is empty.
-            long[] bytes = new long[workers];
-            long kept;
-            if (workers == 1) {
-                kept = share;
-                data.writer(worker, bytes).commit();
-            } else if (workers == 2) {
-                kept = SampleSort.partitionInPlace(type, mine, splitters[0], worker);
-                bytes[1 - worker] = (share - kept) * Long.BYTES;
-                try (ShuffleWriter w = data.writer(worker, bytes)) {
-                    MemorySegment.copy(mine, kept * Long.BYTES, w.partition(1 - worker), 0, bytes[1 - worker]);
-                    w.commit();
-                }
-            } else {
-                long[] counts = SampleSort.count(type, mine, splitters);
-                for (int p = 0; p < workers; p++) {
-                    bytes[p] = p == worker ? 0 : counts[p] * Long.BYTES;
-                }
-                try (ShuffleWriter w = data.writer(worker, bytes)) {
-                    MemorySegment[] out = new MemorySegment[workers];
-                    for (int p = 0; p < workers; p++) {
-                        out[p] = w.partition(p);
-                    }
-                    kept = SampleSort.scatterKeeping(type, mine, splitters, worker, out);
-                    w.commit();
-                }
-            }
-            result.put("shuffled", (share - kept) * Long.BYTES);
-            phase("partition");
-
-            MemorySegment part;
-            try (ShuffleReader r = data.reader(worker, WAIT_MILLIS)) {  // waits for the other maps' commits
-                part = SampleSort.gatherAfter(type, work, kept * Long.BYTES, r.slices());
-            }
-            phase("shuffle");
-            SampleSort.sortInPlace(part);
+            MemorySegment part = localSort == LocalSort.BUCKETS
+                ? bucketed(data, worker, workers, count, type, mine, work, allSamples)
+                : whole(data, worker, workers, type, mine, work, share, splitters);
             phase("sort");
             verify(type, part);
         }
+    }
+
+    /**
+     * The bucketed local sort: every value once into its fine bucket in this map's object (all partitions, this
+     * worker's own too), then this partition's buckets of every map copied into the work array, each sorted
+     * after its copy. The copy and the sorts are the phase {@code sort}.
+     */
+    private MemorySegment bucketed(Shuffle data, int worker, int workers, long count, SortData type, MemorySegment mine,
+                                   MemorySegment work, long[] samples) {
+        FineBuckets buckets = FineBuckets.of(type, samples, workers, FineBuckets.perPartition(count, workers));
+        long[] counts = buckets.count(mine);
+        long[] bytes = buckets.partitionBytes(counts);
+        try (ShuffleWriter w = data.writer(worker, bytes)) {
+            buckets.scatter(mine, counts, w.data());
+            w.commit();
+        }
+        result.put("shuffled", mine.byteSize() - bytes[worker]);  // what crosses to other workers
+        result.put("staged", bytes[worker]);                      // this worker's own part, through its object
+        result.put("buckets", buckets.buckets());
+        phase("partition");
+        try (ShuffleReader r = data.reader(worker, WAIT_MILLIS)) {  // waits for the other maps' commits
+            List<MemorySegment> slices = r.slices();
+            phase("shuffle");
+            return buckets.gatherSorted(worker, slices, work);
+        }
+    }
+
+    /**
+     * The local sort of the whole partition: this worker's own partition stays in its work array (moved to the
+     * front); only the other partitions' values go into its map's object, each written once (its own slice there
+     * is empty); the other maps' slices are appended behind it and the partition is sorted at once.
+     */
+    private MemorySegment whole(Shuffle data, int worker, int workers, SortData type, MemorySegment mine,
+                                MemorySegment work, long share, long[] splitters) {
+        long[] bytes = new long[workers];
+        long kept;
+        if (workers == 1) {
+            kept = share;
+            data.writer(worker, bytes).commit();
+        } else if (workers == 2) {
+            kept = SampleSort.partitionInPlace(type, mine, splitters[0], worker);
+            bytes[1 - worker] = (share - kept) * Long.BYTES;
+            try (ShuffleWriter w = data.writer(worker, bytes)) {
+                MemorySegment.copy(mine, kept * Long.BYTES, w.partition(1 - worker), 0, bytes[1 - worker]);
+                w.commit();
+            }
+        } else {
+            long[] counts = SampleSort.count(type, mine, splitters);
+            for (int p = 0; p < workers; p++) {
+                bytes[p] = p == worker ? 0 : counts[p] * Long.BYTES;
+            }
+            try (ShuffleWriter w = data.writer(worker, bytes)) {
+                MemorySegment[] out = new MemorySegment[workers];
+                for (int p = 0; p < workers; p++) {
+                    out[p] = w.partition(p);
+                }
+                kept = SampleSort.scatterKeeping(type, mine, splitters, worker, out);
+                w.commit();
+            }
+        }
+        result.put("shuffled", (share - kept) * Long.BYTES);
+        phase("partition");
+        MemorySegment part;
+        try (ShuffleReader r = data.reader(worker, WAIT_MILLIS)) {  // waits for the other maps' commits
+            part = SampleSort.gatherAfter(type, work, kept * Long.BYTES, r.slices());
+        }
+        phase("shuffle");
+        SampleSort.sortInPlace(part);
+        return part;
     }
 }

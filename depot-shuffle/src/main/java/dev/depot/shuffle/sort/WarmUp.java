@@ -33,8 +33,8 @@ final class WarmUp {
                 MemorySegment work = SampleSort.newArray(type, VALUES + VALUES / 16);
                 MemorySegment mine = work.asSlice(0, (long) VALUES * Long.BYTES);
                 sink += type.generate(~r, 0, VALUES, specials, mine);
-                long[] splitters = SampleSort.splitters(SampleSort.sampleKeys(type, mine, SampleSort.SAMPLES, r),
-                    2 + r % 3);
+                long[] sampleKeys = SampleSort.sampleKeys(type, mine, SampleSort.SAMPLES, r);
+                long[] splitters = SampleSort.splitters(sampleKeys, 2 + r % 3);
                 long kept = SampleSort.partitionInPlace(type, mine, splitters[0], r % 2);
                 MemorySegment.copy(mine, kept * Long.BYTES, shared, 0, (VALUES - kept) * Long.BYTES);
                 long[] counts = SampleSort.count(type, mine, splitters);
@@ -47,6 +47,13 @@ final class WarmUp {
                     List.of(shared.asSlice(0, (VALUES - kept) * Long.BYTES)));
                 SampleSort.sortInPlace(part);
                 sink += SampleSort.firstDisorder(type, part) + SampleSort.checksum(part);
+                // The bucketed local sort's steps (FineBuckets), with 1 to 3 partitions.
+                FineBuckets buckets = FineBuckets.of(type, sampleKeys, 1 + r % 3, 16);
+                long[] bucketCounts = buckets.count(mine);
+                buckets.scatter(mine, bucketCounts, shared);
+                MemorySegment sorted = buckets.gatherSorted(0, List.of(shared.asSlice(0,
+                    buckets.partitionBytes(bucketCounts)[0])), work);
+                sink += SampleSort.firstDisorder(type, sorted) + SampleSort.checksum(sorted);
             }
         }
         return sink;

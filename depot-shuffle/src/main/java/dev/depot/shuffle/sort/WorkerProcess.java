@@ -135,23 +135,22 @@ final class WorkerProcess implements AutoCloseable {
         return out;
     }
 
-    /** Memory the process holds on its own: proportional set size without shared-memory (store) pages. */
-    static long privatePss(long pid) {
-        Map<String, Long> kb = new HashMap<>();
+    /** Bytes of a page, the unit of {@code /proc/PID/statm}. */
+    static final long PAGE_BYTES = 4096;
+
+    /**
+     * Memory the process holds on its own: its resident anonymous memory ({@code /proc/PID/statm}: resident
+     * minus shared, i.e. without file and shared-memory pages, so without the store's), 0 when it is gone.
+     * Not the PSS of {@code smaps_rollup}: reading that walks the page tables of the process's store mapping,
+     * 5 to 10 ms per process at 10^8 values, every sample, on the cores the workers sort on; statm reads
+     * counters.
+     */
+    static long privateBytes(long pid) {
         try {
-            for (String line : java.nio.file.Files.readAllLines(Path.of("/proc", Long.toString(pid), "smaps_rollup"))) {
-                String[] f = line.split("\\s+");
-                if (f.length >= 2 && f[0].endsWith(":")) {
-                    try {
-                        kb.put(f[0].substring(0, f[0].length() - 1), Long.parseLong(f[1]));
-                    } catch (NumberFormatException ignored) {
-                        // the header line
-                    }
-                }
-            }
-        } catch (IOException e) {
+            String[] f = java.nio.file.Files.readString(Path.of("/proc", Long.toString(pid), "statm")).trim().split(" ");
+            return (Long.parseLong(f[1]) - Long.parseLong(f[2])) * PAGE_BYTES;
+        } catch (IOException | RuntimeException e) {
             return 0;  // gone
         }
-        return (kb.getOrDefault("Pss", 0L) - kb.getOrDefault("Pss_Shmem", 0L)) * 1024;
     }
 }

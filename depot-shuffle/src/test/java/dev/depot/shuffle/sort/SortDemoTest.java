@@ -32,4 +32,15 @@ class SortDemoTest {
             && text.contains("20-core estimate") && text.contains("worker 2") && text.contains("local sort"), text);
         assertTrue(json.contains("\"processes\":[{\"values\":"), json);
     }
+
+    @Test
+    void shouldSortWithTheBucketedLocalSortAndVerify() throws Exception {
+        SortMain.Settings s = SortMain.Settings.parse(new String[] {"--count", "3e5", "--workers", "3", "--dtype", "int64",
+            "--specials", "--runs", "1,3", "--local-sort", "buckets"});
+        SortReport report = SortMain.run(s, null);
+        assertTrue(report.verified(), report.json());
+        assertTrue(report.json().contains("\"local_sort\":\"buckets\""), report.json());
+        long shuffled = report.runs().get(1).shuffledBytes();  // what crossed between workers, not what was staged
+        assertTrue(shuffled > 300_000L * Long.BYTES / 2 && shuffled < 300_000L * Long.BYTES, "shuffled " + shuffled);
+    }
 }
