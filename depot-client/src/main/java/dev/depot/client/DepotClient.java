@@ -229,33 +229,56 @@ public final class DepotClient implements AutoCloseable {
         long start = System.nanoTime();
         long timeoutNanos = Timeouts.nanosOf(timeoutMillis);
         long spinNanos = spinBeforeSleepNanos();
-        while (true) {
-            // Read the futex word before looking: a seal after the look bumps it, so the wait below cannot miss it.
-            int sequence = store.sealSequence(id.w0(), id.w1());
-            pin = store.tryPin(id.w0(), id.w1(), id.w2());
-            if (pin != null) {
-                lastSealWaitNanos = System.nanoTime() - start;
-                return view(id, pin);
-            }
-            restoreIfSpilled(id);
-            long now = System.nanoTime();
-            long remaining = Timeouts.remainingNanos(timeoutNanos, start, now);
-            if (remaining == 0) {
-                return null;
-            }
-            if (now - start < spinNanos) {
-                // A seal that comes within microseconds is met by spinning: waking a sleeping process costs ~7 µs
-                // and much more on a busy machine. Spin only while the futex word is unchanged, and yield the
-                // CPU on each turn: the process that will seal (or one just woken by our own seal, which the
-                // kernel likes to place on the waker's CPU) may be waiting for this very CPU.
-                while (store.sealSequence(id.w0(), id.w1()) == sequence
-                    && System.nanoTime() - start < spinNanos) {
-                    Thread.yield();
+        boolean counted = false;
+        try {
+            while (true) {
+                // Read the futex word before looking: a seal after the look bumps it, so the wait below cannot miss it.
+                int sequence = store.sealSequence(id.w0(), id.w1());
+                pin = store.tryPin(id.w0(), id.w1(), id.w2());
+                if (pin != null) {
+                    return sealWaitEnded(id, pin, start);
                 }
-                continue;
+                restoreIfSpilled(id);
+                long now = System.nanoTime();
+                long remaining = Timeouts.remainingNanos(timeoutNanos, start, now);
+                if (remaining == 0) {
+                    return null;
+                }
+                if (now - start < spinNanos) {
+                    // A seal that comes within microseconds is met by spinning: waking a sleeping process costs ~7 µs
+                    // and much more on a busy machine. Spin only while the futex word is unchanged, and yield the
+                    // CPU on each turn: the process that will seal (or one just woken by our own seal, which the
+                    // kernel likes to place on the waker's CPU) may be waiting for this very CPU.
+                    while (store.sealSequence(id.w0(), id.w1()) == sequence
+                        && System.nanoTime() - start < spinNanos) {
+                        Thread.yield();
+                    }
+                    continue;
+                }
+                if (!counted) {
+                    // Counted once, until the get ends (see Store.beginSealWait).
+                    store.beginSealWait();
+                    counted = true;
+                }
+                store.awaitSeal(id.w0(), id.w1(), sequence, remaining);
+                // Look first: the seal that woke us is most likely this id's, and the futex word's cache line is
+                // now the sealer's. If not, the loop reads the word again before it looks and waits.
+                pin = store.tryPin(id.w0(), id.w1(), id.w2());
+                if (pin != null) {
+                    return sealWaitEnded(id, pin, start);
+                }
             }
-            store.awaitSeal(id.w0(), id.w1(), sequence, remaining);
+        } finally {
+            if (counted) {
+                store.endSealWait();
+            }
         }
+    }
+
+    /** The view of an object a get waited for; remembers how long it waited (see {@link #spinBeforeSleepNanos}). */
+    private ObjectView sealWaitEnded(ObjectId id, Pin pin, long start) {
+        lastSealWaitNanos = System.nanoTime() - start;
+        return view(id, pin);
     }
 
     /** Twice the last seal wait, within [{@link #SPIN_BEFORE_SLEEP_NANOS}, {@link #MAX_SPIN_BEFORE_SLEEP_NANOS}]. */

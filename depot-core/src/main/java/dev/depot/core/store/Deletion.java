@@ -89,7 +89,12 @@ final class Deletion {
             return NONE;
         }
         if (state(index.stateWordVolatile(slot)) == EntryState.RESTORING) {
-            store.awaitSeal(w0, w1, sequence, 10_000_000L);
+            store.beginSealWait();
+            try {
+                store.awaitSeal(w0, w1, sequence, 10_000_000L);
+            } finally {
+                store.endSealWait();
+            }
             return RETRY;
         }
         store.lockAndRecover();

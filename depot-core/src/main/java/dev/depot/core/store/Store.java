@@ -492,18 +492,28 @@ public final class Store implements AutoCloseable {
     }
 
     /**
-     * Blocks until some object whose id shares this id's futex bucket is sealed, or the time passes. The caller
-     * re-checks. The bucket is chosen by the id's home slot, on both sides.
+     * Counts the caller among the seal waiters until {@link #endSealWait}: while it is counted, every seal wakes the
+     * futex bucket it seals in. Call it before the attempt whose sequence {@link #awaitSeal} then waits on (a seal
+     * after that attempt bumps the word and reads the count: Dekker with {@link #notifySealed}). A get stays counted
+     * across its attempts and ends the count after its last look, so that the look right after a wake-up does not
+     * wait for the count's cache line first.
      */
-    public void awaitSeal(long w0, long w1, int sequence, long timeoutNanos) {
-        int bucket = futexBucket(index.home(w0, w1));
+    public void beginSealWait() {
         count(ClientTableDescriptor.WAITS_OFFSET);
         Atomics.getAndAddInt(header, FUTEX_WAITERS_OFFSET, 1);
-        try {
-            Native.futexWait(header.address() + futexWordOffset(bucket), sequence, timeoutNanos);
-        } finally {
-            Atomics.getAndAddInt(header, FUTEX_WAITERS_OFFSET, -1);
-        }
+    }
+
+    /** Ends a {@link #beginSealWait}. */
+    public void endSealWait() {
+        Atomics.getAndAddInt(header, FUTEX_WAITERS_OFFSET, -1);
+    }
+
+    /**
+     * Blocks until some object whose id shares this id's futex bucket is sealed, or the time passes; the caller
+     * is counted ({@link #beginSealWait}) and re-checks. The bucket is chosen by the id's home slot, on both sides.
+     */
+    public void awaitSeal(long w0, long w1, int sequence, long timeoutNanos) {
+        Native.futexWait(header.address() + futexWordOffset(futexBucket(index.home(w0, w1))), sequence, timeoutNanos);
     }
 
     /** Aborts an unsealed object this client created: its space is freed at once. */
