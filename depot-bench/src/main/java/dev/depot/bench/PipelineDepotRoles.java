@@ -42,6 +42,7 @@ final class PipelineDepotRoles {
         long faults = 0;
         try (DepotClient client = DepotClient.open(dir); Arena arena = Arena.ofConfined()) {
             JitWarmUp.depotCycles(client, pair + "/producer");
+            JitWarmUp.waitCycles(client, pair + "/producer");
             MemorySegment small = arena.allocate(WARM_DOUBLES * Double.BYTES, Double.BYTES);
             JitWarmUp.repeat(() -> fill(small, WARM_DOUBLES));
             int go = plan.measuredFrom();
@@ -122,6 +123,7 @@ final class PipelineDepotRoles {
         long deleteNanos = 0;
         try (DepotClient client = DepotClient.open(dir); Arena arena = Arena.ofConfined()) {
             JitWarmUp.depotCycles(client, pair + "/consumer");
+            JitWarmUp.waitCycles(client, pair + "/consumer");
             MemorySegment small = arena.allocate(WARM_DOUBLES * Double.BYTES, Double.BYTES);
             JitWarmUp.repeat(() -> sum(small, WARM_DOUBLES));
             Pipeline.Progress progress = new Pipeline.Progress(io);

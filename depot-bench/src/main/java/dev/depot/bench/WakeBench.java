@@ -55,6 +55,7 @@ final class WakeBench implements Benchmark {
             server.bind(UnixDomainSocketAddress.of(socketPath));
             DepotClient depot = store.server().client();
             JitWarmUp.depotCycles(depot, "wake-driver");
+            JitWarmUp.waitCycles(depot, "wake-driver");
             try (Child b = Child.start(ROLE, 128, store.dir().toString(), socketPath.toString(),
                 Integer.toString(total))) {
                 for (int i = 0; i < total; i++) {
@@ -103,6 +104,7 @@ final class WakeBench implements Benchmark {
         Histogram depot = Latencies.histogram();
         try (DepotClient client = DepotClient.open(Path.of(args[0]))) {
             JitWarmUp.depotCycles(client, "wake-waiter");
+            JitWarmUp.waitCycles(client, "wake-waiter");
             for (int i = 0; i < count; i++) {
                 ObjectId id = idOf(i);
                 io.say("WAIT " + i);

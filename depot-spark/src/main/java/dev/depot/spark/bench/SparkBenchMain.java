@@ -29,7 +29,12 @@ import org.apache.spark.sql.SparkSession;
  * turns into its table.
  */
 public final class SparkBenchMain {
-    static final int REPS = 3;
+    /**
+     * Runs of each query, the best counted, for every source alike. Five, not three: the reading JVM's JIT is still
+     * compiling Spark's generated code during the first runs of each query form (JFR: 0.4-1.5 s of compiler time
+     * in each early timed query on 2 cores), which the best of three did not always leave behind.
+     */
+    static final int REPS = 5;
     static final int COLUMNS = 8;
 
     private SparkBenchMain() {
