@@ -17,15 +17,20 @@ import org.junit.jupiter.api.Timeout;
 /** The futex wait on seal. The timeouts only keep a broken build from hanging; nothing asserts on time. */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
 class SealWaitTest {
-    /** Waits until the object is sealed, the way a client's get does. */
+    /** Waits until the object is sealed, the way a client's get does: counted as a waiter until it ends. */
     private static Pin awaitObject(Store store, TestId id) {
-        while (true) {
-            int sequence = store.sealSequence(id.w0(), id.w1());
-            Pin pin = store.tryPin(id.w0(), id.w1(), id.w2());
-            if (pin != null) {
-                return pin;
+        store.beginSealWait();
+        try {
+            while (true) {
+                int sequence = store.sealSequence(id.w0(), id.w1());
+                Pin pin = store.tryPin(id.w0(), id.w1(), id.w2());
+                if (pin != null) {
+                    return pin;
+                }
+                store.awaitSeal(id.w0(), id.w1(), sequence, -1);
             }
-            store.awaitSeal(id.w0(), id.w1(), sequence, -1);
+        } finally {
+            store.endSealWait();
         }
     }
 
