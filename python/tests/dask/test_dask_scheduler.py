@@ -161,7 +161,10 @@ def test_killed_worker_fails_the_compute_naming_the_task_and_is_replaced(schedul
 
 
 CTRL_C = r"""
-import os, sys, time, dask, numpy as np, depot, depot.dask
+import os, signal, sys, time, dask, numpy as np, depot, depot.dask
+# A shell starts a background job with SIGINT ignored, and Python then installs no KeyboardInterrupt handler:
+# a suite run as `bin/test &` would time out here. The caller plays an interactive user, so it takes Ctrl-C.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from depot.dask._objects import shared_client
 s = depot.dask.Scheduler(workers=1, dir=sys.argv[1])
 print("workers", *s.workers, flush=True)
@@ -182,8 +185,6 @@ print("closed", flush=True)
 """
 
 
-@pytest.mark.skip(reason="hangs in the full suite since session 5 (the caller prints nothing for 60 s after SIGINT),"
-                         " under both interpreters; passes alone and with python/tests/dask only; cause not found yet")
 def test_ctrl_c_cancels_running_tasks_and_cleans_up(dask_daemon):
     code = CTRL_C.replace("%s", "[int(w) for w in open(sys.argv[2]).read().split()]")
     import tempfile
