@@ -14,6 +14,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 import sys as _sys
 
 from ._pool import WorkerDiedError, WorkerStartError, WorkerTaskError
+from ._worker import InputLostError
 from .cache import Cache
 from .scheduler import RemoteTraceback, Scheduler
 from .shared import Shared, share
@@ -21,5 +22,5 @@ from .shared import Shared, share
 if "dask.dataframe" in _sys.modules:  # DataFrames in use: add the "depot" shuffle (else: import depot.dask.dataframe)
     from . import dataframe as _dataframe  # noqa: F401
 
-__all__ = ["Cache", "RemoteTraceback", "Scheduler", "Shared", "WorkerDiedError", "WorkerStartError", "WorkerTaskError",
-           "share"]
+__all__ = ["Cache", "InputLostError", "RemoteTraceback", "Scheduler", "Shared", "WorkerDiedError", "WorkerStartError",
+           "WorkerTaskError", "share"]

@@ -18,12 +18,13 @@ import socket
 import subprocess
 import sys
 import threading
+import weakref
 
 from depot.ids import ID_LENGTH, ObjectId
 
 from . import _worker
 from ._functions import ComputeFunctions, SentFunctions, dumps_task
-from ._refs import Stored
+from ._refs import Held, Stored
 
 TOKEN_LENGTH = 8
 COMPUTE_LENGTH = 4
@@ -46,15 +47,30 @@ class WorkerStartError(RuntimeError):
     """A worker process could not start or could not connect to the store."""
 
 
+#: the computes running in this process, by id prefix (for ``fetch_held``)
+_running = weakref.WeakValueDictionary()
+
+
+def fetch_held(held):
+    """A ``Held`` result of a compute running in this process (a callback's view of a result), read zero-copy."""
+    compute = _running.get(bytes(held.oid)[:PREFIX_LENGTH])
+    if compute is None:
+        raise KeyError("%r belongs to no depot.dask compute running in this process" % (held,))
+    return compute.pool.fetch(compute, held)
+
+
 class Compute:
     """One call of the scheduler: its id prefix, its objects' pins, and whether it was abandoned."""
 
     def __init__(self, pool, number):
         self.pool = pool
         self.prefix = pool.token + number.to_bytes(COMPUTE_LENGTH, "little")
+        _running[self.prefix] = self
         self._counter = itertools.count(1)
         self.abandoned = False
         self.functions = ComputeFunctions()
+        #: raw ids of held results their holders were asked to store in Depot
+        self.published = set()
 
     def new_oid(self):
         return ObjectId(self.prefix + next(self._counter).to_bytes(COUNTER_LENGTH, "little"))
@@ -64,15 +80,17 @@ class Compute:
 
 
 class _Batch:
-    __slots__ = ("id", "compute", "keys", "oids", "future", "worker")
+    __slots__ = ("id", "compute", "keys", "oids", "future", "worker", "kinds", "estimate")
 
-    def __init__(self, batch_id, compute, keys, oids, worker):
+    def __init__(self, batch_id, compute, keys, oids, worker, kinds, estimate):
         self.id = batch_id
         self.compute = compute
         self.keys = keys
         self.oids = oids
         self.future = concurrent.futures.Future()
         self.worker = worker
+        self.kinds = kinds
+        self.estimate = estimate
 
 
 class _Worker:
@@ -101,6 +119,10 @@ class _Worker:
         except (AttributeError, OSError):
             self.sentinel = None
         self.inflight = {}
+        # the estimated seconds of the batches in flight (placement)
+        self.queued_seconds = 0.0
+        # raw ids of held results to forget, sent with the next message (under send_lock)
+        self.pending_drops = []
         # the by-value functions its table holds; messages are pickled against it and sent in its order
         self.sent = SentFunctions()
         self.send_lock = threading.Lock()
@@ -132,11 +154,47 @@ class _Worker:
             self.sentinel = None
 
 
+#: placement: the seconds a task of a kind never seen is taken to last, and what moving a byte of input from the
+#: worker holding it to another costs (its holder's copy into Depot, the delete after: ~0.3 ms per MiB here)
+DEFAULT_TASK_SECONDS = 0.001
+MOVE_SECONDS_PER_BYTE = 0.3e-3 / (1 << 20)
+
+
+def _kind(key):
+    from dask.utils import key_split
+    try:
+        return key_split(key)
+    except Exception:
+        return None
+
+
+def _held_inputs(fn, args):
+    """The ``Held`` inputs of a batch as ``get_async`` submits it (``batch_execute_tasks`` of ``(key, (task,
+    data), ...)``)."""
+    from dask.local import batch_execute_tasks
+    if fn is not batch_execute_tasks:
+        return []
+    out = []
+    for a in args:
+        try:
+            data = a[1][1]
+        except (IndexError, TypeError):
+            continue
+        if isinstance(data, dict):
+            out.extend(v for v in data.values() if isinstance(v, Held))
+    return out
+
+
 class Pool:
-    def __init__(self, size, directory, inline_bytes, client, on_result=None):
+    def __init__(self, size, directory, inline_bytes, client, depth=2):
         if size < 1:
             raise ValueError("a pool needs at least one worker, got %d" % size)
         self.size = size
+        self.depth = depth
+        #: seconds per task by kind (``dask.utils.key_split`` of its key), a moving average of what workers report
+        self._durations = {}
+        #: held results whose holders were asked to store them in Depot, in all (tests, figures)
+        self.published_count = 0
         self.directory = directory
         self.inline_bytes = inline_bytes
         self.client = client
@@ -187,33 +245,135 @@ class Pool:
         return Compute(self, next(self._computes))
 
     def submit(self, compute, fn, args):
-        """Sends a batch (``fn(args)``, as ``dask.local.get_async`` submits it) to the least busy worker."""
+        """Sends a batch (``fn(args)``, as ``dask.local.get_async`` submits it) to a worker: the one holding most of
+        its inputs' bytes while it has fewer than ``depth`` batches queued, else the least busy; inputs held by
+        another worker are asked of it (``publish``)."""
         keys = [a[0] for a in args]
         oids = {key: bytes(compute.new_oid()) for key in keys}
+        held = _held_inputs(fn, args)
+        kinds = [_kind(k) for k in keys]
         with self._lock:
             if self._closing:
                 raise RuntimeError("this depot.dask Scheduler is closed")
             alive = [w for w in self.workers if w.alive]
             if not alive:
                 raise WorkerDiedError("no depot.dask worker is alive")
-            w = min(alive, key=lambda x: len(x.inflight))
-            batch = _Batch(next(self._batches), compute, keys, oids, w)
+            estimate = sum(self._durations.get(k, DEFAULT_TASK_SECONDS) for k in kinds)
+            w = self._place(alive, held)
+            batch = _Batch(next(self._batches), compute, keys, oids, w, kinds, estimate)
             w.inflight[batch.id] = batch
+            w.queued_seconds += estimate
+            publish = self._to_publish(compute, w, held)
+        for holder, raws in publish.items():
+            self._send(holder, ("publish", raws))
         try:
             body, used = dumps_task((*_worker.compact(fn, args), oids), compute.functions)
         except BaseException:
             with self._lock:
-                w.inflight.pop(batch.id, None)
+                if w.inflight.pop(batch.id, None) is not None:
+                    w.queued_seconds -= batch.estimate
             raise
         with w.send_lock:
             definitions, forget = w.sent.delta(used, compute.functions)
+            drops, w.pending_drops = w.pending_drops, []
             # the batch id also in the last 8 bytes, for a worker that cannot unpickle the rest
-            message = pickle.dumps((batch.id, definitions, forget, body), protocol=5) + batch.id.to_bytes(8, "little")
+            message = (pickle.dumps((batch.id, definitions, forget, body, drops), protocol=5)
+                       + batch.id.to_bytes(8, "little"))
             try:
                 w.conn.send_bytes(message)
             except OSError:
                 pass  # the worker died: the collector fails the batch
         return batch.future
+
+    def _place(self, alive, held):
+        """The worker expected to be free first; or, for a task with held inputs, the worker holding most of their
+        bytes while it has fewer than ``depth`` batches queued and is expected free no later than the first plus
+        what moving the other inputs there would cost."""
+        least = min(alive, key=lambda x: (x.queued_seconds, len(x.inflight)))
+        if not held:
+            return least
+        by_holder = {}
+        total = 0
+        for h in held:
+            by_holder[h.holder] = by_holder.get(h.holder, 0) + h.nbytes
+            total += h.nbytes
+        best = max(by_holder, key=by_holder.get)
+        if best == least.pid:
+            return least
+        moved = total - by_holder.get(least.pid, 0)
+        for w in alive:
+            if w.pid == best:
+                if (len(w.inflight) < self.depth
+                        and w.queued_seconds <= least.queued_seconds + moved * MOVE_SECONDS_PER_BYTE):
+                    return w
+                break
+        return least
+
+    def _to_publish(self, compute, w, held):
+        """``{holder worker: [raw ids]}``: the inputs in ``held`` that ``w`` does not hold and that their holders
+        were not asked for yet (marked asked)."""
+        out = {}
+        for h in held:
+            raw = bytes(h.oid)
+            if h.holder == w.pid or raw in compute.published:
+                continue
+            holder = self._alive_by_pid(h.holder)
+            if holder is None:
+                continue  # died: the task waiting for it says so
+            compute.published.add(raw)
+            self.published_count += 1
+            out.setdefault(holder, []).append(raw)
+        return out
+
+    def _alive_by_pid(self, pid):
+        for w in self.workers:
+            if w.pid == pid and w.alive:
+                return w
+        return None
+
+    def _send(self, w, message):
+        data = pickle.dumps(message, protocol=5)
+        with w.send_lock:
+            try:
+                w.conn.send_bytes(data)
+            except OSError:
+                pass
+
+    def fetch(self, compute, held):
+        """A held result read in this process: its holder is asked to store it in Depot (once), then it is read
+        zero-copy from there."""
+        with self._lock:
+            holder = self._alive_by_pid(held.holder)
+            raw = bytes(held.oid)
+            ask = holder is not None and raw not in compute.published
+            if ask:
+                compute.published.add(raw)
+                self.published_count += 1
+        if ask:
+            self._send(holder, ("publish", [raw]))
+        return _worker.await_published(self.client, held)
+
+    def release_held(self, compute, held):
+        """No task needs ``held`` any more: its holder forgets it (with its next message, or at the end of the
+        compute), and its copy in Depot, if it was published, is deleted."""
+        raw = bytes(held.oid)
+        with self._lock:
+            w = self._alive_by_pid(held.holder)
+            published = raw in compute.published
+        if w is not None:
+            with w.send_lock:
+                w.pending_drops.append(raw)
+        if published:
+            self._discards.put((None, held.oid, True))
+
+    def end_compute(self, compute):
+        """Every worker forgets what it holds of ``compute``."""
+        with self._lock:
+            workers = [w for w in self.workers if w.alive]
+        for w in workers:
+            with w.send_lock:
+                w.pending_drops = []
+            self._send(w, ("drop_prefix", compute.prefix))
 
     # ---- the collector thread -------------------------------------------------------------------------
 
@@ -246,7 +406,7 @@ class Pool:
                         self._died(w)
 
     def _received(self, w, message):
-        tag, body = pickle.loads(message)
+        tag, body, *rest = pickle.loads(message)
         if tag == "ready":
             w.ready.set()
             return
@@ -265,6 +425,13 @@ class Pool:
             return
         with self._lock:
             batch = w.inflight.pop(tag, None)
+            if batch is not None:
+                w.queued_seconds = max(0.0, w.queued_seconds - batch.estimate) if w.inflight else 0.0
+                if rest and batch.kinds:
+                    per_task = rest[0] / len(batch.kinds)
+                    for kind in set(batch.kinds):
+                        old = self._durations.get(kind)
+                        self._durations[kind] = per_task if old is None else old + (per_task - old) * 0.5
         if batch is None:
             return
         compute = batch.compute
@@ -272,6 +439,7 @@ class Pool:
             for _, res_info, failed in body:
                 if not failed and isinstance(res_info[0], Stored) and compute.owns(res_info[0].oid):
                     self._delete(res_info[0].oid)
+            self._send(w, ("drop_prefix", compute.prefix))
             self.sweep(compute.prefix)  # and what its tasks stored themselves (DataFrame shuffle slices)
         batch.future.set_result(body)
 
@@ -325,7 +493,8 @@ class Pool:
                     return
                 view, oid, owned = item
                 try:
-                    view.release()
+                    if view is not None:
+                        view.release()
                     if owned:
                         self.client.delete(oid)
                 except Exception:

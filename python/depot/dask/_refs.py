@@ -1,9 +1,10 @@
 """What travels between the scheduler and its workers in place of a task's result.
 
-A result whose pickle (stream and buffers) is at least ``inline_bytes`` is stored in Depot by the worker that
-computed it and travels as a ``Stored`` (its id and size); a smaller one travels as an ``Inline`` (its pickle
-stream and buffers, deserialised only where it is used). The scheduler's own process never deserialises an
-intermediate result.
+A result whose pickle (stream and buffers) is at least ``inline_bytes`` stays in the memory of the worker that
+computed it and travels as a ``Held`` (its id, size and holder); the holder stores it in Depot under that id only
+when a task in another process, or the caller, needs it (the scheduler asks it to ``publish``). A result already
+in Depot travels as a ``Stored`` (its id and size); a small one as an ``Inline`` (its pickle stream and buffers,
+deserialised only where it is used). The scheduler's own process never deserialises an intermediate result.
 """
 
 import pickle
@@ -51,3 +52,30 @@ class Inline:
 
     def __repr__(self):
         return "Inline(%d bytes)" % self.nbytes
+
+
+class Held:
+    """A large result kept by the worker process ``holder`` (a pid) that computed it, not yet in Depot: a task on
+    that worker reads it from the worker's memory; anyone else waits for it in Depot under ``oid``, where the holder
+    puts it when the scheduler asks (``publish``)."""
+
+    __slots__ = ("oid", "nbytes", "holder")
+
+    def __init__(self, oid, nbytes, holder):
+        self.oid = oid if isinstance(oid, ObjectId) else ObjectId(oid)
+        self.nbytes = nbytes
+        self.holder = holder
+
+    def __reduce__(self):
+        return (Held, (bytes(self.oid), self.nbytes, self.holder))
+
+    def __repr__(self):
+        return "Held(%s, %d bytes, worker %d)" % (ObjectId(bytes(self.oid)).hex()[:12], self.nbytes, self.holder)
+
+
+class PublishFailed:
+    """Stored under a ``Held`` result's id in place of the result when its holder could not store it (it is not
+    picklable by plain pickle, say): whoever waits for it gets the holder's traceback instead of waiting forever."""
+
+    def __init__(self, text):
+        self.text = text

@@ -4,45 +4,88 @@ Depot zero-copy and storing large results there.
 
 The messages on the worker's pipe, pickled:
 
-    scheduler -> worker   (batch id, {number: function's bytes}, [numbers to forget], batch)   run a batch, the
-                          batch being (function, arguments, {key: object id for its result}) pickled with
-                          by-value functions as numbers (see _functions)
-                          (None, None, None, None)                                              stop
+    scheduler -> worker   (batch id, {number: function's bytes}, [numbers to forget], batch, [ids to drop])
+                          run a batch, the batch being (function, arguments, {key: object id for its result})
+                          pickled with by-value functions as numbers (see _functions)
+                          ("publish", [ids])     store these held results in Depot (others need them)
+                          ("drop", [ids])        forget these held results (no task needs them any more)
+                          ("drop_prefix", prefix) forget every held result whose id starts with prefix
+                          (None, None, None, None, None)                                         stop
     worker -> scheduler   ("ready", pid) once connected; ("failed", traceback) if it could not connect
-                          (batch id, [(key, Stored | Inline | (exception, traceback), failed)])
+                          (batch id, [(key, Held | Stored | Inline | (exception, traceback), failed)], seconds
+                          the batch took)
+
+A reader thread takes every message off the pipe: it answers publish and drop requests at once (between two of a
+running task's GIL switches) and queues batches for the main thread, which runs them one after another.
 """
 
 import os
 import pickle
+import queue
 import signal
 import sys
+import threading
+import time
 import traceback
 
 from ._objects import buffers_of, get_object, put_object
 from depot.ids import ObjectId
 
 from ._functions import FunctionTable
-from ._refs import Inline, Stored
+from ._refs import Held, Inline, PublishFailed, Stored
 
 #: set in a worker process only; the scheduler's process leaves it None
 _state = None
 
-STOP = (None, None, None, None)
+STOP = (None, None, None, None, None)
+#: a task whose input another worker holds waits for it in Depot, looking every this many seconds whether that
+#: worker is still alive
+PUBLISH_POLL_SECONDS = 0.05
 SYS_PATH_ENV_NAME = "DEPOT_DASK_SYS_PATH"
+
+
+class InputLostError(RuntimeError):
+    """A task's input was held by a worker that died before it could hand it over."""
+
+
+def await_published(client, value):
+    """The ``Held`` result ``value`` read from Depot, waiting for its holder to store it there; InputLostError if
+    the holder dies first or could not store it."""
+    from depot.errors import ObjectMissingError
+    while True:
+        try:
+            obj = get_object(client, value.oid, timeout=PUBLISH_POLL_SECONDS)
+            break
+        except ObjectMissingError:
+            try:
+                os.kill(value.holder, 0)
+            except ProcessLookupError:
+                raise InputLostError("depot.dask worker %d, which held %r, died before handing it over"
+                                     % (value.holder, value)) from None
+            except PermissionError:
+                pass
+    if isinstance(obj, PublishFailed):
+        raise InputLostError("depot.dask worker %d could not store %r:\n%s" % (value.holder, value, obj.text))
+    return obj
 
 
 class _WorkerState:
     def __init__(self, client, inline_bytes):
         self.client = client
         self.inline_bytes = inline_bytes
+        self.pid = os.getpid()
         # objects read from Depot during the batch: id(obj) -> (obj, Stored); a task that returns one of them
         # unchanged passes its reference on instead of storing a copy
         self.resolved = {}
         self.loaded = {}
         #: the result ids of the batch running now (their prefix names its compute: depot.dask.dataframe)
         self.batch_oids = {}
+        #: results this worker computed and keeps: raw id -> object (or, once published, its view in Depot)
+        self.held = {}
 
     def resolve(self, value):
+        if isinstance(value, Held):
+            return self._resolve_held(value)
         if isinstance(value, Stored):
             obj = self.loaded.get(value.oid)
             if obj is None:
@@ -54,20 +97,75 @@ class _WorkerState:
             return value.load()
         return value
 
+    def _resolve_held(self, value):
+        raw = bytes(value.oid)
+        if value.holder == self.pid:
+            try:
+                obj = self.held[raw]
+            except KeyError:
+                raise InputLostError("depot.dask worker %d no longer holds %r" % (self.pid, value)) from None
+            self.resolved[id(obj)] = (obj, value)
+            return obj
+        obj = self.loaded.get(value.oid)
+        if obj is None:
+            obj = await_published(self.client, value)
+            self.loaded[value.oid] = obj
+            self.resolved[id(obj)] = (obj, Stored(value.oid, value.nbytes))
+        return obj
+
     def encode(self, key, result, oid):
         hit = self.resolved.get(id(result))
         if hit is not None and hit[0] is result:
             return hit[1]
-        stream, buffers = buffers_of(result)
+        try:
+            buffers = []
+            stream = pickle.dumps(result, protocol=5, buffer_callback=buffers.append)
+            plain = True
+        except (pickle.PicklingError, AttributeError, TypeError):
+            stream, buffers = buffers_of(result)  # only cloudpickle can pickle it (a lambda inside, say)
+            plain = False
         raws = [b.raw() for b in buffers]
         nbytes = len(stream) + sum(r.nbytes for r in raws)
-        if nbytes >= self.inline_bytes:
-            try:
-                put_object(self.client, oid, result)
-                return Stored(oid, nbytes)
-            except (pickle.PicklingError, AttributeError, TypeError):
-                pass  # only cloudpickle can pickle it (a lambda inside, say): it travels inline
+        if nbytes >= self.inline_bytes and plain:
+            raw = bytes(oid)
+            self.held[raw] = result
+            return Held(raw, nbytes, self.pid)
         return Inline(stream, [r.tobytes() for r in raws])
+
+    def publish(self, raws):
+        """Stores the held results ``raws`` in Depot (from the reader thread); each then stays held as its view in
+        Depot, so that the private copy goes."""
+        from depot.errors import ObjectExistsError
+        for raw in raws:
+            obj = self.held.get(raw)
+            oid = ObjectId(raw)
+            if obj is None:
+                put_object(self.client, oid, PublishFailed("it was no longer held by depot.dask worker %d" % self.pid))
+                continue
+            try:
+                put_object(self.client, oid, obj)
+            except ObjectExistsError:
+                continue
+            except Exception:
+                try:
+                    put_object(self.client, oid, PublishFailed(traceback.format_exc()))
+                except Exception:
+                    pass
+                continue
+            try:
+                view = get_object(self.client, oid, timeout=0)
+            except Exception:
+                continue
+            if self.held.get(raw) is obj:
+                self.held[raw] = view
+
+    def drop(self, raws):
+        for raw in raws:
+            self.held.pop(raw, None)
+
+    def drop_prefix(self, prefix):
+        for raw in [r for r in self.held if r.startswith(prefix)]:
+            self.held.pop(raw, None)
 
     def finish_batch(self):
         # the inputs' arrays become garbage, and their pins go with them (releases never cross the socket)
@@ -193,33 +291,39 @@ def main(conn, directory, inline_bytes):
     except BaseException:
         conn.send_bytes(pickle.dumps(("failed", traceback.format_exc())))
         return
+    _keep_freed_memory()
+    # the reader thread answers a publish while a task holds the GIL: it waits at most this long for it
+    sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
     _state = _WorkerState(client, inline_bytes)
     functions = FunctionTable()
+    batches = queue.SimpleQueue()
+    reader = threading.Thread(target=_read, args=(conn, _state, batches), name="depot-dask-reader", daemon=True)
+    reader.start()
     conn.send_bytes(pickle.dumps(("ready", os.getpid())))
     try:
         while True:
-            try:
-                message = conn.recv_bytes()
-            except (EOFError, OSError):
+            item = batches.get()
+            if item is None:
                 break
+            message, header = item
             try:
-                batch_id, definitions, forget, body = pickle.loads(message)
-                if batch_id is not None:
-                    functions.update(definitions, forget)
-                    fn, args, oids = functions.loads(body)
-                    fn, args = expand(fn, args)
-                del body
+                batch_id, definitions, forget, body, _ = header
+                functions.update(definitions, forget)
+                fn, args, oids = functions.loads(body)
+                fn, args = expand(fn, args)
+                del body, header
             except BaseException:
                 # cannot even read the batch (a function pickled by reference that this process cannot
                 # import, say): say so instead of dying
                 batch_id = int.from_bytes(message[-8:], "little")
                 conn.send_bytes(pickle.dumps(("unreadable", (batch_id, traceback.format_exc()))))
                 continue
-            if batch_id is None:
-                break
+            del message, item
+            started = time.perf_counter()
             out = _run(_state, fn, args, oids)
+            elapsed = time.perf_counter() - started
             del args
-            reply = pickle.dumps((batch_id, out), protocol=5)
+            reply = pickle.dumps((batch_id, out, elapsed), protocol=5)
             del out
             _state.finish_batch()
             try:
@@ -229,3 +333,58 @@ def main(conn, directory, inline_bytes):
     finally:
         client.close()
         sys.stdout.flush()
+
+
+#: the interpreter's switch interval in a worker (Python's default is 5 ms): how long a publish request waits for a
+#: running task to let go of the GIL. Only matters while two threads want the GIL, so rarely.
+SWITCH_INTERVAL_SECONDS = 0.001
+
+#: glibc's mallopt parameters (malloc.h) and what a worker sets them to
+M_TRIM_THRESHOLD = -1
+M_MMAP_THRESHOLD = -3
+MMAP_THRESHOLD_BYTES = 32 << 20   # glibc's largest
+TRIM_THRESHOLD_BYTES = 512 << 20
+
+
+def _keep_freed_memory():
+    """Large results stay in the worker's memory (``Held``), many at a time, so glibc would give most of them
+    fresh pages (mmap) and return them at free: a first touch of each page costs ~10-17 us of CPU on a VM, ~25 ms
+    per 8 MiB array. Allocations up to 32 MiB come from the heap instead, and up to 512 MiB of freed heap stays
+    mapped for the next ones (glibc only; elsewhere nothing changes)."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None)
+        libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
+        libc.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES)
+    except (OSError, AttributeError):
+        pass
+
+
+def _read(conn, state, batches):
+    """The reader thread: publish and drop requests at once, batches to the main thread, None at the end."""
+    try:
+        while True:
+            try:
+                message = conn.recv_bytes()
+            except (EOFError, OSError):
+                break
+            try:
+                header = pickle.loads(message)
+            except BaseException:
+                batches.put((message, None))  # the main thread reports it
+                continue
+            tag = header[0]
+            if tag == "publish":
+                state.publish(header[1])
+            elif tag == "drop":
+                state.drop(header[1])
+            elif tag == "drop_prefix":
+                state.drop_prefix(header[1])
+            elif tag is None:
+                break
+            else:
+                if header[4]:
+                    state.drop(header[4])
+                batches.put((message, header))
+    finally:
+        batches.put(None)

@@ -9,7 +9,7 @@ from depot.cache import HALFLIFE_DEFAULT, SharedCache
 from depot.errors import DepotError
 
 from ._objects import get_object
-from ._refs import Inline, Stored
+from ._refs import Held, Inline, Stored
 
 __all__ = ["Cache"]
 
@@ -87,6 +87,9 @@ class Cache(Callback):
 
     def _plain(self, value):
         """A result as the depot.dask scheduler hands it to callbacks, as the value itself."""
+        if isinstance(value, Held):
+            from ._pool import fetch_held
+            return fetch_held(value)
         if isinstance(value, Stored):
             return get_object(self.cache.client, value.oid, timeout=0)
         if isinstance(value, Inline):

@@ -3,8 +3,9 @@ Depot, by id.
 
 The graph is run by Dask's own ``dask.local.get_async`` (so ordering, callbacks and the release of results no
 task needs any more are Dask's, in either supported version) with this module's executor and its ``cache=``
-mapping: the mapping holds what travels in place of results (a ``Stored`` id or an ``Inline`` pickle), pins
-the stored ones while they are needed and deletes them the moment Dask releases them.
+mapping: the mapping holds what travels in place of results (a ``Held`` or ``Stored`` id, or an ``Inline``
+pickle), pins the stored ones while they are needed and deletes them (or has their holders forget them) the moment
+Dask releases them.
 """
 
 import collections.abc
@@ -16,7 +17,7 @@ from depot.client import default_directory
 from . import _worker
 from ._objects import buffers_of, get_object, put_object, shared_client
 from ._pool import Pool, WorkerDiedError, WorkerStartError
-from ._refs import Inline, Stored
+from ._refs import Held, Inline, Stored
 
 __all__ = ["Scheduler", "WorkerDiedError", "WorkerStartError", "RemoteTraceback"]
 
@@ -68,7 +69,7 @@ class Scheduler:
         self.chunksize = chunksize
         self.depth = depth
         self._client = shared_client(self.directory, start=True, capacity=capacity)
-        self._pool = Pool(workers or os.cpu_count() or 1, self.directory, inline_bytes, self._client)
+        self._pool = Pool(workers or os.cpu_count() or 1, self.directory, inline_bytes, self._client, depth)
         self._closed = False
         self._lock = threading.Lock()
 
@@ -84,6 +85,8 @@ class Scheduler:
         if self._closed:
             raise RuntimeError("this depot.dask Scheduler is closed")
         dsk = _cull(dsk, keys)
+        if not isinstance(dsk, collections.abc.Mapping):
+            dsk = dsk.__dask_graph__()  # Dask 2025+ hands an expression over; get_async would do the same
         compute = self._pool.new_compute()
         results = _Results(compute, self._client, self.inline_bytes, self._pool)
         try:
@@ -93,7 +96,7 @@ class Scheduler:
                             pack_exception=_worker.pack_exception, raise_exception=_raise_remote,
                             rerun_exceptions_locally=False, chunksize=self._chunksize_for(dsk),
                             callbacks=kwargs.get("callbacks"))
-            return _materialize(out, self._client)
+            return _materialize(out, self._client, self._pool, compute)
         except BaseException as e:
             results.close()
             self._pool.abandon(compute, cancel=not isinstance(e, Exception))
@@ -149,12 +152,15 @@ class _Results(collections.abc.MutableMapping):
         self._data = {}
         self._pins = {}
         self._lock = threading.Lock()
+        self._closed = False
 
     def __getitem__(self, key):
         return self._data[key]
 
     def __setitem__(self, key, value):
-        if isinstance(value, Stored):
+        if isinstance(value, Held):
+            self._hold_held(value)
+        elif isinstance(value, Stored):
             self._hold(value)
         elif not isinstance(value, Inline):
             value = self._literal(value)
@@ -198,8 +204,21 @@ class _Results(collections.abc.MutableMapping):
                 entry = self._pins[stored.oid] = [self._client.get(stored.oid, timeout=0), 0, stored.owned]
             entry[1] += 1
 
+    def _hold_held(self, held):
+        with self._lock:
+            entry = self._pins.get(held.oid)
+            if entry is None:
+                entry = self._pins[held.oid] = [None, 0, True, held]
+            entry[1] += 1
+
+    def _release(self, oid, entry):
+        if len(entry) > 3:
+            self._pool.release_held(self._compute, entry[3])
+        else:
+            self._pool.discard(entry[0], oid, entry[2])
+
     def _drop(self, value):
-        if not isinstance(value, Stored):
+        if not isinstance(value, (Stored, Held)):
             return
         with self._lock:
             entry = self._pins.get(value.oid)
@@ -209,7 +228,7 @@ class _Results(collections.abc.MutableMapping):
             if entry[1] > 0:
                 return
             del self._pins[value.oid]
-        self._pool.discard(entry[0], value.oid, entry[2])
+        self._release(value.oid, entry)
 
     def close(self):
         """Releases every pin and deletes every object of this compute still held (those handed to the caller
@@ -217,13 +236,19 @@ class _Results(collections.abc.MutableMapping):
         with self._lock:
             pins, self._pins = self._pins, {}
             self._data.clear()
+            closed, self._closed = self._closed, True
+        if closed:
+            return
         for oid, entry in pins.items():
-            self._pool.discard(entry[0], oid, entry[2])
+            self._release(oid, entry)
+        self._pool.end_compute(self._compute)
 
 
-def _materialize(value, client):
+def _materialize(value, client, pool, compute):
     if isinstance(value, tuple):
-        return tuple(_materialize(v, client) for v in value)
+        return tuple(_materialize(v, client, pool, compute) for v in value)
+    if isinstance(value, Held):
+        return pool.fetch(compute, value)
     if isinstance(value, Stored):
         return get_object(client, value.oid, timeout=0)
     if isinstance(value, Inline):

@@ -272,6 +272,7 @@ def case_pipeline(s, extra, quick, directory, capacity):
     reps = 1 if quick else 3
     warm = None if quick else pipeline(tasks, WARM_LOOPS, n)
     runs = {"depot": measure(g, s, extra, 2 if quick else reps, peak_run=not quick, warm_graph=warm)}
+    placement = depot_placement(g, s)
     runs["threads"] = measure(g, "threads", extra, reps, warm=not quick, peak_run=not quick, warm_graph=warm)
     # Dask's process scheduler starts a new pool for every compute, so a warm-up would not warm it; one run (it
     # takes tens of seconds at this size)
@@ -285,6 +286,7 @@ def case_pipeline(s, extra, quick, directory, capacity):
         else:
             missing["dask_on_ray"] = why
     figures = figures_of("depot", *runs["depot"])
+    figures.update(placement)
     figures["python"] = "%s (dask %s)" % (sys.executable, _dask_version())
     figures["warm_computes"] = 0 if quick else WARM_COMPUTES
     baseline = {}
@@ -317,6 +319,28 @@ def case_pipeline(s, extra, quick, directory, capacity):
     emit("a: pipeline %d GIL tasks x %d MiB" % (tasks, n * 8 // MIB), figures, baseline,
          figures["speedup_vs_threads"], ">= 1.9x threads, >= 2x processes, >= 1.5x LocalCluster, >= dask-on-ray",
          met)
+
+
+def _minor_faults(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return int(f.read().rsplit(")", 1)[1].split()[7])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def depot_placement(g, s):
+    """One more compute of ``g`` on depot.dask: the workers' minor page faults (a first touch of a page costs
+    ~10-17 us of CPU on this VM) and how many results crossed between processes (published into the store)."""
+    import dask
+    pids = s.workers
+    faults = {p: _minor_faults(p) for p in pids}
+    published = getattr(s._pool, "published_count", None)
+    dask.compute(g, scheduler=s)
+    out = {"worker_minor_faults_per_compute": sum(_minor_faults(p) - faults[p] for p in pids)}
+    if published is not None:
+        out["results_published_per_compute"] = s._pool.published_count - published
+    return out
 
 
 def local_cluster_part(directory, capacity, tasks, loops, n, reps):

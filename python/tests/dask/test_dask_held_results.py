@@ -1,0 +1,74 @@
+"""depot.dask.Scheduler's held results: a large result stays in the worker that computed it until a task in another
+worker, or the caller, needs it; then that worker stores it in Depot. Workers forget what no task needs any more."""
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from dask_fixtures import clean_store, dask_daemon, scheduler  # noqa: F401
+
+import dask  # noqa: E402
+import numpy as np  # noqa: E402
+
+from depot.dask import _worker  # noqa: E402
+from depot.dask._refs import Held  # noqa: E402
+
+
+def _held_now(prev, i):
+    """A large result that records, in its element 1, how many results its worker holds while it runs."""
+    held = len(_worker._state.held) if _worker._state is not None else -1
+    out = (prev.copy() if prev is not None else np.zeros(1 << 16)) + i
+    out[1] = held
+    return out
+
+
+def test_a_chains_results_stay_in_its_worker_and_are_forgotten_when_no_task_needs_them(scheduler, clean_store):
+    v = None
+    for i in range(12):
+        v = dask.delayed(_held_now)(v, i)
+    before = scheduler._pool.published_count
+    got = v.compute(scheduler=scheduler)
+    assert float(got[0]) == sum(range(12))
+    # the worker holds the input being read and little else, never all twelve; only the caller's result was
+    # stored in Depot
+    assert 0 <= got[1] <= 3, got[1]
+    assert scheduler._pool.published_count - before == 1
+    del got
+
+
+def _slow_part(i, seconds):
+    time.sleep(seconds)
+    return np.full(1 << 15, float(i))
+
+
+def _pair_sum(a, b):
+    return float(a.sum() + b.sum())
+
+
+def test_an_input_held_by_the_other_worker_is_stored_and_read_there(scheduler, clean_store):
+    # two slow parts run at once, one on each worker; their sum needs one of them moved
+    a = dask.delayed(_slow_part)(1, 0.5)
+    b = dask.delayed(_slow_part)(2, 0.5)
+    before = scheduler._pool.published_count
+    assert dask.delayed(_pair_sum)(a, b).compute(scheduler=scheduler) == 3.0 * (1 << 15)
+    assert scheduler._pool.published_count - before == 1
+
+
+def test_large_results_held_by_both_workers_reach_the_caller(scheduler, clean_store):
+    parts = [dask.delayed(_slow_part)(i, 0.2) for i in range(4)]
+    got = dask.compute(*parts, scheduler=scheduler)
+    assert [float(p[0]) for p in got] == [0.0, 1.0, 2.0, 3.0]
+    assert all(not p.flags.writeable for p in got)  # read-only views of shared memory
+    del got
+
+
+def test_waiting_for_an_input_whose_holder_died_fails_naming_it(clean_store):
+    from depot.dask._objects import shared_client
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    held = Held(os.urandom(20), 1 << 20, dead.pid)
+    with pytest.raises(_worker.InputLostError, match="worker %d" % dead.pid):
+        _worker.await_published(shared_client(clean_store), held)
