@@ -46,11 +46,14 @@ def _procfs():
 
 class Measure:
     """Wall time, CPU seconds of every process involved and, with ``sample``, the peak of their summed PSS (and
-    the peak of each phase begun with ``phase``)."""
+    the peak of each phase begun with ``phase``). Without ``sample`` and ``follow`` nothing runs during the
+    measurement (for schedulers whose processes live through it: a look at the process tree every 50 ms costs
+    CPU that two busy workers on two cores would miss)."""
 
-    def __init__(self, extra_pids, sample=True):
+    def __init__(self, extra_pids, sample=True, follow=True):
         self.extra = set(extra_pids)
         self.sample = sample
+        self.follow = follow or sample
         self.phases = {}
         self._phase = None
 
@@ -68,8 +71,9 @@ class Measure:
         self.base = self._pss(pids) if self.sample else 0
         self.peak = self.base
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._thread.start()
+        self._thread = threading.Thread(target=self._sample, daemon=True) if self.follow else None
+        if self._thread is not None:
+            self._thread.start()
         self.t0 = time.perf_counter()
         return self
 
@@ -94,7 +98,8 @@ class Measure:
     def __exit__(self, *exc):
         self.wall = time.perf_counter() - self.t0
         self._stop.set()
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
         cpu = _procfs().cpu_seconds
         for p in self._tree():
             self.cpu_last[p] = cpu(p)
@@ -241,6 +246,64 @@ def measure(graph, scheduler, extra, reps, warm=True, peak_run=True, warm_graph=
     return best, peak
 
 
+def _gil_tasks(first, count, loops, n):
+    for i in range(first, first + count):
+        gil_task(i, loops, n)
+
+
+class TwoProcessCeiling:
+    """The pipeline's leaf tasks with no scheduler at all: two plain processes (forked once, warmed up), each
+    running half of them back to back, results thrown away. No scheduler on two processes beats this, so
+    ``threads wall / this wall`` is the most any could reach against the threaded scheduler in the same round,
+    on this machine at that moment (its two vCPUs are not always two cores' worth)."""
+
+    def __init__(self, tasks, loops, n):
+        import multiprocessing
+        self.tasks, self.loops, self.n = tasks, loops, n
+        self._pool = multiprocessing.get_context("fork").Pool(2)
+        self._pool.starmap(_gil_tasks, [(0, 2, loops, n), (2, 2, loops, n)])
+        self.best = None
+
+    def round(self):
+        half = self.tasks // 2
+        t = time.perf_counter()
+        self._pool.starmap(_gil_tasks, [(0, half, self.loops, self.n), (half, self.tasks - half, self.loops, self.n)])
+        wall = time.perf_counter() - t
+        self.best = wall if self.best is None else min(self.best, wall)
+
+    def close(self):
+        self._pool.terminate()
+        self._pool.join()
+
+
+def measure_interleaved(graph, schedulers, extra, reps, warm_graph=None, ceiling=None):
+    """``{name: (best, peak)}`` for ``schedulers`` (name -> scheduler, whose processes live through a compute):
+    each warmed up as ``measure`` does, then ``reps`` rounds of one unsampled run of each in turn (so that a
+    machine that speeds up or slows down during the case does so for all of them), with a round of
+    ``ceiling`` (a ``TwoProcessCeiling``) in each when given, then a sampled run of each for the peak memory."""
+    import dask
+    for scheduler in schedulers.values():
+        if warm_graph is not None:
+            for _ in range(WARM_COMPUTES):
+                dask.compute(warm_graph, scheduler=scheduler)
+        dask.compute(graph, scheduler=scheduler)
+    best = {}
+    for _ in range(reps):
+        for name, scheduler in schedulers.items():
+            with Measure(extra, sample=False, follow=False) as m:
+                dask.compute(graph, scheduler=scheduler)
+            if name not in best or m.wall < best[name].wall:
+                best[name] = m
+        if ceiling is not None:
+            ceiling.round()
+    out = {}
+    for name, scheduler in schedulers.items():
+        with Measure(extra) as peak:
+            dask.compute(graph, scheduler=scheduler)
+        out[name] = (best[name], peak)
+    return out
+
+
 def figures_of(name, best, peak):
     prefix = "" if name == "depot" else name + "_"
     out = best.figures(prefix)
@@ -263,17 +326,27 @@ def pipeline_size(quick):
 #: state.
 WARM_COMPUTES = 20
 WARM_LOOPS = 1000
+#: case (a): rounds of one depot.dask and one threaded run each, in turn; the fastest of each counts
+PIPELINE_ROUNDS = 5
 
 
 def case_pipeline(s, extra, quick, directory, capacity):
     tasks, n, seconds = pipeline_size(quick)
     loops = loops_for(seconds)
     g = pipeline(tasks, loops, n)
-    reps = 1 if quick else 3
+    reps = 1 if quick else PIPELINE_ROUNDS
     warm = None if quick else pipeline(tasks, WARM_LOOPS, n)
-    runs = {"depot": measure(g, s, extra, 2 if quick else reps, peak_run=not quick, warm_graph=warm)}
+    if quick:
+        runs = {"depot": measure(g, s, extra, 2, peak_run=False),
+                "threads": measure(g, "threads", extra, 1, warm=False, peak_run=False)}
+    else:
+        ceiling = TwoProcessCeiling(tasks, loops, n)
+        try:
+            runs = measure_interleaved(g, {"depot": s, "threads": "threads"}, extra, reps, warm_graph=warm,
+                                       ceiling=ceiling)
+        finally:
+            ceiling.close()
     placement = depot_placement(g, s)
-    runs["threads"] = measure(g, "threads", extra, reps, warm=not quick, peak_run=not quick, warm_graph=warm)
     # Dask's process scheduler starts a new pool for every compute, so a warm-up would not warm it; one run (it
     # takes tens of seconds at this size)
     runs["processes"] = measure(g, "processes", extra, 1, warm=False, peak_run=not quick)
@@ -294,6 +367,11 @@ def case_pipeline(s, extra, quick, directory, capacity):
         if name != "depot":
             baseline.update(figures_of(name, best, peak))
             figures["speedup_vs_" + name] = round(best.wall / runs["depot"][0].wall, 3)
+    if not quick:
+        baseline["two_process_ceiling_wall_s"] = round(ceiling.best, 4)
+        figures["ceiling_speedup_vs_threads"] = round(runs["threads"][0].wall / ceiling.best, 3)
+        figures["fraction_of_ceiling"] = round(figures["speedup_vs_threads"] / figures["ceiling_speedup_vs_threads"],
+                                               3)
     met = figures["speedup_vs_threads"] >= 1.9 and figures["speedup_vs_processes"] >= 2.0
     if not quick:
         lc = local_cluster_part(directory, capacity, tasks, loops, n, reps)
@@ -302,8 +380,10 @@ def case_pipeline(s, extra, quick, directory, capacity):
         else:
             # measured under another interpreter: the ratio is against depot.dask under that interpreter
             baseline.update({k: v for k, v in lc.items() if k.startswith("local_cluster_")})
-            for k in ("depot_wall_s", "depot_cpu_s", "threads_wall_s"):
+            for k in ("depot_wall_s", "depot_cpu_s", "threads_wall_s", "two_process_ceiling_wall_s"):
                 figures["local_cluster_python_" + k] = lc[k]
+            figures["local_cluster_python_ceiling_speedup_vs_threads"] = round(
+                lc["threads_wall_s"] / lc["two_process_ceiling_wall_s"], 3)
             figures["speedup_vs_local_cluster"] = round(lc["local_cluster_wall_s"] / lc["depot_wall_s"], 3)
             figures["local_cluster_python_speedup_vs_threads"] = round(lc["threads_wall_s"] / lc["depot_wall_s"], 3)
             note("LocalCluster measured under %s, beside depot.dask under the same interpreter"
@@ -369,11 +449,16 @@ def run_local_cluster_part(directory, params):
     with depot.connect(directory) as probe:
         extra = [probe.daemon_pid]
     warm = pipeline(p["tasks"], WARM_LOOPS, p["n"])
-    out = {}
-    with depot.dask.Scheduler(workers=2, dir=directory) as s:
-        out.update(figures_of("depot", *measure(g, s, extra, p["reps"], warm_graph=warm)))
-    out = {"depot_" + k: v for k, v in out.items()}
-    out.update(figures_of("threads", *measure(g, "threads", extra, p["reps"], warm_graph=warm)))
+    ceiling = TwoProcessCeiling(p["tasks"], p["loops"], p["n"])
+    try:
+        with depot.dask.Scheduler(workers=2, dir=directory) as s:
+            runs = measure_interleaved(g, {"depot": s, "threads": "threads"}, extra, p["reps"], warm_graph=warm,
+                                       ceiling=ceiling)
+    finally:
+        ceiling.close()
+    out = {"depot_" + k: v for k, v in figures_of("depot", *runs["depot"]).items()}
+    out.update(figures_of("threads", *runs["threads"]))
+    out["two_process_ceiling_wall_s"] = round(ceiling.best, 4)
     with local_cluster() as get:
         out.update(figures_of("local_cluster", *measure(g, get, extra, 2, warm_graph=warm)))
     print(json.dumps(out), flush=True)
