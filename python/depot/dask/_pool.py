@@ -510,15 +510,11 @@ class Pool:
         if tag == "unqueued":
             with self._lock:
                 batch = w.inflight.pop(body, None)
-                requeue = batch is not None and not batch.compute.abandoned and not self._closing
-                if requeue:
+                if batch is not None:
                     batch.taking_back = False
                     batch.worker = None
                     self._pending.appendleft(batch)
                     self.taken_back_count += 1
-            if batch is not None and not requeue:
-                batch.future.set_exception(RuntimeError("batch of %s not run: its compute was abandoned"
-                                                        % ", ".join(map(repr, batch.keys))))
             self._dispatch()
             return
         if tag == "unreadable":
