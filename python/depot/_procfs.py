@@ -60,11 +60,31 @@ def private_pss_bytes(pid):
     return pss - shmem
 
 
+#: fields of /proc/PID/stat counted from the one after the command name's closing parenthesis (proc(5) numbers
+#: them from 1 at the pid: minflt is its 10th, utime 14th, stime 15th)
+STAT_MINFLT = 7
+STAT_UTIME = 11
+STAT_STIME = 12
+
+
+def _stat_fields(pid):
+    """The fields of /proc/PID/stat after the command name (which may hold spaces and parentheses)."""
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
 def cpu_seconds(pid):
     """User plus system CPU seconds of ``pid`` so far, or 0."""
     try:
-        with open("/proc/%d/stat" % pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        fields = _stat_fields(pid)
+        return (int(fields[STAT_UTIME]) + int(fields[STAT_STIME])) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError):
         return 0.0
+
+
+def minor_faults(pid):
+    """The minor page faults of ``pid`` so far, or 0."""
+    try:
+        return int(_stat_fields(pid)[STAT_MINFLT])
+    except (OSError, IndexError, ValueError):
+        return 0

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from depot._procfs import cpu_seconds, process_tree
+from depot._procfs import cpu_seconds, minor_faults, process_tree
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -26,3 +26,14 @@ def test_process_tree_includes_children_started_by_other_threads():
         child.stdin.close()
         child.wait()
     assert child.pid not in process_tree([os.getpid()])
+
+
+def test_minor_faults_count_first_touches_of_fresh_pages():
+    import mmap
+    before = minor_faults(os.getpid())
+    pages = 256
+    with mmap.mmap(-1, pages * mmap.PAGESIZE) as m:
+        for i in range(pages):
+            m[i * mmap.PAGESIZE] = 1
+    assert minor_faults(os.getpid()) - before >= pages
+    assert minor_faults(2 ** 22 + 12345) == 0  # no such process

@@ -224,16 +224,22 @@ def ray_missing():
     return None
 
 
+def _warm_up(graph, scheduler, warm_graph):
+    """``WARM_COMPUTES`` computes of ``warm_graph`` when given, then one of ``graph``."""
+    import dask
+    if warm_graph is not None:
+        for _ in range(WARM_COMPUTES):
+            dask.compute(warm_graph, scheduler=scheduler)
+    dask.compute(graph, scheduler=scheduler)
+
+
 def measure(graph, scheduler, extra, reps, warm=True, peak_run=True, warm_graph=None):
     """``(best, peak)``: the unsampled run of least wall time out of ``reps`` (after a warm-up compute, and
     before it ``WARM_COMPUTES`` computes of ``warm_graph`` when given) and one more, sampled, run for the peak
     memory (the best run itself, sampled, without ``peak_run``)."""
     import dask
-    if warm and warm_graph is not None:
-        for _ in range(WARM_COMPUTES):
-            dask.compute(warm_graph, scheduler=scheduler)
     if warm:
-        dask.compute(graph, scheduler=scheduler)
+        _warm_up(graph, scheduler, warm_graph)
     best = None
     for _ in range(reps):
         with Measure(extra, sample=not peak_run) as m:
@@ -283,10 +289,7 @@ def measure_interleaved(graph, schedulers, extra, reps, warm_graph=None, ceiling
     ``ceiling`` (a ``TwoProcessCeiling``) in each when given, then a sampled run of each for the peak memory."""
     import dask
     for scheduler in schedulers.values():
-        if warm_graph is not None:
-            for _ in range(WARM_COMPUTES):
-                dask.compute(warm_graph, scheduler=scheduler)
-        dask.compute(graph, scheduler=scheduler)
+        _warm_up(graph, scheduler, warm_graph)
     best = {}
     for _ in range(reps):
         for name, scheduler in schedulers.items():
@@ -401,26 +404,17 @@ def case_pipeline(s, extra, quick, directory, capacity):
          met)
 
 
-def _minor_faults(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return int(f.read().rsplit(")", 1)[1].split()[7])
-    except (OSError, IndexError, ValueError):
-        return 0
-
-
 def depot_placement(g, s):
     """One more compute of ``g`` on depot.dask: the workers' minor page faults (a first touch of a page costs
     ~10-17 us of CPU on this VM) and how many results crossed between processes (published into the store)."""
     import dask
+    minor_faults = _procfs().minor_faults
     pids = s.workers
-    faults = {p: _minor_faults(p) for p in pids}
-    published = getattr(s._pool, "published_count", None)
+    faults = {p: minor_faults(p) for p in pids}
+    published = s._pool.published_count
     dask.compute(g, scheduler=s)
-    out = {"worker_minor_faults_per_compute": sum(_minor_faults(p) - faults[p] for p in pids)}
-    if published is not None:
-        out["results_published_per_compute"] = s._pool.published_count - published
-    return out
+    return {"worker_minor_faults_per_compute": sum(minor_faults(p) - faults[p] for p in pids),
+            "results_published_per_compute": s._pool.published_count - published}
 
 
 def local_cluster_part(directory, capacity, tasks, loops, n, reps):
