@@ -5,6 +5,7 @@ Every object a worker stores has an id the pool chose before sending the batch (
 compute's number, a counter), so whatever a dead or cancelled worker left behind can be found and deleted.
 """
 
+import collections
 import concurrent.futures
 import itertools
 import json
@@ -71,6 +72,11 @@ class Compute:
         self.functions = ComputeFunctions()
         #: raw ids of held results their holders were asked to store in Depot
         self.published = set()
+        #: ``get_async``'s dependents (key -> keys that need it), once its start-state callback has run
+        self.dependents = None
+        #: placement: key -> pid of the worker that claimed it (it ran the first placed input of it, or of one of
+        #: its inputs)
+        self.homes = {}
 
     def new_oid(self):
         return ObjectId(self.prefix + next(self._counter).to_bytes(COUNTER_LENGTH, "little"))
@@ -78,19 +84,52 @@ class Compute:
     def owns(self, oid):
         return bytes(oid)[:PREFIX_LENGTH] == self.prefix
 
+    def home_of(self, key):
+        """The pid of the worker that claimed the nearest of ``key``'s dependents, or of their dependents
+        (``HOME_LEVELS``), or None: the worker of its family."""
+        level = self._dependents_of([key])
+        for _ in range(HOME_LEVELS):
+            for d in level:
+                pid = self.homes.get(d)
+                if pid is not None:
+                    return pid
+            level = self._dependents_of(level)
+        return None
+
+    def placed(self, key, pid):
+        """``key`` runs on worker ``pid``: its dependents, and theirs (``HOME_LEVELS``), that no worker claimed yet
+        are claimed by that one."""
+        level = self._dependents_of([key])
+        for _ in range(HOME_LEVELS):
+            for d in level:
+                self.homes.setdefault(d, pid)
+            level = self._dependents_of(level)
+
+    def _dependents_of(self, keys):
+        if self.dependents is None:
+            return []
+        out = []
+        for key in keys:
+            out.extend(itertools.islice(self.dependents.get(key, ()), HOME_DEPENDENTS_LOOKED_AT))
+        return out
+
 
 class _Batch:
-    __slots__ = ("id", "compute", "keys", "oids", "future", "worker", "kinds", "estimate")
+    """Tasks sent to a worker in one message; ``body`` and ``used`` (its pickle and the by-value functions it
+    refers to) until it is sent, ``worker`` after."""
 
-    def __init__(self, batch_id, compute, keys, oids, worker, kinds, estimate):
+    __slots__ = ("id", "compute", "keys", "oids", "held", "body", "used", "future", "worker")
+
+    def __init__(self, batch_id, compute, keys, oids, held, body, used):
         self.id = batch_id
         self.compute = compute
         self.keys = keys
         self.oids = oids
+        self.held = held
+        self.body = body
+        self.used = used
         self.future = concurrent.futures.Future()
-        self.worker = worker
-        self.kinds = kinds
-        self.estimate = estimate
+        self.worker = None
 
 
 class _Worker:
@@ -119,8 +158,6 @@ class _Worker:
         except (AttributeError, OSError):
             self.sentinel = None
         self.inflight = {}
-        # the estimated seconds of the batches in flight (placement)
-        self.queued_seconds = 0.0
         # raw ids of held results to forget, sent with the next message (under send_lock)
         self.pending_drops = []
         # the by-value functions its table holds; messages are pickled against it and sent in its order
@@ -154,18 +191,14 @@ class _Worker:
             self.sentinel = None
 
 
-#: placement: the seconds a task of a kind never seen is taken to last, and what moving a byte of input from the
-#: worker holding it to another costs (its holder's copy into Depot, the delete after: ~0.3 ms per MiB here)
-DEFAULT_TASK_SECONDS = 0.001
-MOVE_SECONDS_PER_BYTE = 0.3e-3 / (1 << 20)
-
-
-def _kind(key):
-    from dask.utils import key_split
-    try:
-        return key_split(key)
-    except Exception:
-        return None
+#: placement of a task without held inputs looks at no more than this many of its dependents (a task that
+#: feeds thousands would otherwise cost thousands of lookups), and at theirs: a worker that starts a family claims
+#: its parent and grandparent, so that another worker starts the next grandparent's family, not the sibling
+#: family (which would move an input at each combine of the second level)
+HOME_DEPENDENTS_LOOKED_AT = 4
+HOME_LEVELS = 2
+#: a worker with room looks for a batch that prefers it among no more than this many queued ones
+PENDING_LOOKED_AT = 32
 
 
 def _held_inputs(fn, args):
@@ -191,8 +224,8 @@ class Pool:
             raise ValueError("a pool needs at least one worker, got %d" % size)
         self.size = size
         self.depth = depth
-        #: seconds per task by kind (``dask.utils.key_split`` of its key), a moving average of what workers report
-        self._durations = {}
+        #: batches submitted and not yet sent, in Dask's order
+        self._pending = collections.deque()
         #: held results whose holders were asked to store them in Depot, in all (tests, figures)
         self.published_count = 0
         self.directory = directory
@@ -245,69 +278,102 @@ class Pool:
         return Compute(self, next(self._computes))
 
     def submit(self, compute, fn, args):
-        """Sends a batch (``fn(args)``, as ``dask.local.get_async`` submits it) to a worker: the one holding most of
-        its inputs' bytes while it has fewer than ``depth`` batches queued, else the least busy; inputs held by
-        another worker are asked of it (``publish``)."""
+        """Queues a batch (``fn(args)``, as ``dask.local.get_async`` submits it) for the next worker with a free
+        place (see ``_dispatch``); returns its future."""
         keys = [a[0] for a in args]
         oids = {key: bytes(compute.new_oid()) for key in keys}
         held = _held_inputs(fn, args)
-        kinds = [_kind(k) for k in keys]
+        # pickled here, so that a task that cannot be pickled fails its compute at once, in the caller's thread
+        body, used = dumps_task((*_worker.compact(fn, args), oids), compute.functions)
+        batch = _Batch(next(self._batches), compute, keys, oids, held, body, used)
         with self._lock:
             if self._closing:
                 raise RuntimeError("this depot.dask Scheduler is closed")
-            alive = [w for w in self.workers if w.alive]
-            if not alive:
+            if not any(w.alive for w in self.workers):
                 raise WorkerDiedError("no depot.dask worker is alive")
-            estimate = sum(self._durations.get(k, DEFAULT_TASK_SECONDS) for k in kinds)
-            w = self._place(alive, held)
-            batch = _Batch(next(self._batches), compute, keys, oids, w, kinds, estimate)
-            w.inflight[batch.id] = batch
-            w.queued_seconds += estimate
-            publish = self._to_publish(compute, w, held)
-        for holder, raws in publish.items():
-            self._send(holder, ("publish", raws))
-        try:
-            body, used = dumps_task((*_worker.compact(fn, args), oids), compute.functions)
-        except BaseException:
-            with self._lock:
-                if w.inflight.pop(batch.id, None) is not None:
-                    w.queued_seconds -= batch.estimate
-            raise
-        with w.send_lock:
-            definitions, forget = w.sent.delta(used, compute.functions)
-            drops, w.pending_drops = w.pending_drops, []
-            # the batch id also in the last 8 bytes, for a worker that cannot unpickle the rest
-            message = (pickle.dumps((batch.id, definitions, forget, body, drops), protocol=5)
-                       + batch.id.to_bytes(8, "little"))
-            try:
-                w.conn.send_bytes(message)
-            except OSError:
-                pass  # the worker died: the collector fails the batch
+            self._pending.append(batch)
+        # the collector thread sends it: it runs once get_async, holding the GIL, has submitted all it can at
+        # this point, so that the choice sees them all (at the start, the first workers x depth x 2 leaves)
+        self._wake()
         return batch.future
 
-    def _place(self, alive, held):
-        """The worker expected to be free first; or, for a task with held inputs, the worker holding most of their
-        bytes while it has fewer than ``depth`` batches queued and is expected free no later than the first plus
-        what moving the other inputs there would cost."""
-        least = min(alive, key=lambda x: (x.queued_seconds, len(x.inflight)))
-        if not held:
-            return least
+    def _dispatch(self):
+        """Sends queued batches while some worker has fewer than ``depth`` in flight (in the collector thread:
+        after a submit, when a batch ends and when a worker is replaced). The worker with fewest in flight
+        chooses first: it takes the first queued batch that prefers it; else, when it is idle, the first that
+        prefers no worker, else the first (it never idles while a batch waits). When no worker is idle, a batch
+        goes to the worker it prefers if that one has room, or waits.
+
+        A batch prefers the worker holding most of its inputs' bytes, or, with no held inputs, its family's worker
+        (``Compute.home_of``). Binding a batch to a worker only when that worker has room keeps families
+        together: Dask orders a tree's leaves depth first (``a0, a1, combine(a0, a1), a2, ...``), and
+        placing each leaf on the worker expected free first would alternate siblings between the workers, so
+        that half of all combines moved an input (``dask.distributed`` co-assigns root tasks for the same
+        reason)."""
+        while True:
+            with self._lock:
+                choice = self._choose()
+                if choice is None:
+                    return
+                w, batch = choice
+                w.inflight[batch.id] = batch
+                batch.worker = w
+                batch.compute.placed(batch.keys[0], w.pid)
+                publish = self._to_publish(batch.compute, w, batch.held)
+            for holder, raws in publish.items():
+                self._send(holder, ("publish", raws))
+            with w.send_lock:
+                definitions, forget = w.sent.delta(batch.used, batch.compute.functions)
+                drops, w.pending_drops = w.pending_drops, []
+                # the batch id also in the last 8 bytes, for a worker that cannot unpickle the rest
+                message = (pickle.dumps((batch.id, definitions, forget, batch.body, drops), protocol=5)
+                           + batch.id.to_bytes(8, "little"))
+                batch.body = batch.used = None
+                try:
+                    w.conn.send_bytes(message)
+                except OSError:
+                    pass  # the worker died: the collector fails the batch
+
+    def _choose(self):
+        """``(worker, batch)`` to send next, taken off the queue, or None (under the lock)."""
+        if not self._pending:
+            return None
+        free = {w.pid: w for w in self.workers if w.alive and len(w.inflight) < self.depth}
+        if not free:
+            return None
+        least = min(free.values(), key=lambda x: len(x.inflight))
+        neutral = elsewhere = None
+        for i, batch in enumerate(itertools.islice(self._pending, PENDING_LOOKED_AT)):
+            preferred = self._preferred(batch)
+            if preferred == least.pid:
+                return least, self._take(i)
+            if preferred is None:
+                neutral = i if neutral is None else neutral
+            elif preferred in free and elsewhere is None:
+                elsewhere = (free[preferred], i)
+        if not least.inflight:
+            return least, self._take(neutral if neutral is not None else 0)
+        # no worker is idle: a batch goes to the worker it prefers, one that prefers none to the least busy; one
+        # whose worker is full waits (for that worker, or for another to become idle)
+        if elsewhere is not None:
+            return elsewhere[0], self._take(elsewhere[1])
+        if neutral is not None:
+            return least, self._take(neutral)
+        return None
+
+    def _take(self, i):
+        batch = self._pending[i]
+        del self._pending[i]
+        return batch
+
+    def _preferred(self, batch):
+        """The pid of the worker ``batch`` would rather run on, or None."""
+        if not batch.held:
+            return batch.compute.home_of(batch.keys[0])
         by_holder = {}
-        total = 0
-        for h in held:
+        for h in batch.held:
             by_holder[h.holder] = by_holder.get(h.holder, 0) + h.nbytes
-            total += h.nbytes
-        best = max(by_holder, key=by_holder.get)
-        if best == least.pid:
-            return least
-        moved = total - by_holder.get(least.pid, 0)
-        for w in alive:
-            if w.pid == best:
-                if (len(w.inflight) < self.depth
-                        and w.queued_seconds <= least.queued_seconds + moved * MOVE_SECONDS_PER_BYTE):
-                    return w
-                break
-        return least
+        return max(by_holder, key=by_holder.get)
 
     def _to_publish(self, compute, w, held):
         """``{holder worker: [raw ids]}``: the inputs in ``held`` that ``w`` does not hold and that their holders
@@ -391,6 +457,7 @@ class Pool:
             for ready in multiprocessing.connection.wait(waitables):
                 if ready == self._wake_r:
                     os.read(self._wake_r, 4096)
+                    self._dispatch()
                     continue
                 for w in workers:
                     if not w.alive:
@@ -406,7 +473,7 @@ class Pool:
                         self._died(w)
 
     def _received(self, w, message):
-        tag, body, *rest = pickle.loads(message)
+        tag, body = pickle.loads(message)
         if tag == "ready":
             w.ready.set()
             return
@@ -422,18 +489,13 @@ class Pool:
                 batch.future.set_exception(WorkerTaskError(
                     "depot.dask worker %d could not read the batch of task%s %s:\n%s"
                     % (w.pid, "s" if len(batch.keys) > 1 else "", ", ".join(repr(k) for k in batch.keys), text)))
+                self._dispatch()
             return
         with self._lock:
             batch = w.inflight.pop(tag, None)
-            if batch is not None:
-                w.queued_seconds = max(0.0, w.queued_seconds - batch.estimate) if w.inflight else 0.0
-                if rest and batch.kinds:
-                    per_task = rest[0] / len(batch.kinds)
-                    for kind in set(batch.kinds):
-                        old = self._durations.get(kind)
-                        self._durations[kind] = per_task if old is None else old + (per_task - old) * 0.5
         if batch is None:
             return
+        self._dispatch()
         compute = batch.compute
         if compute.abandoned:
             for _, res_info, failed in body:
@@ -470,6 +532,7 @@ class Pool:
             w.start_error = "it %s before connecting to the store" % how
         w.gone.set()
         w.ready.set()
+        self._dispatch()  # to the new worker
 
     def _delete(self, oid):
         try:
@@ -509,6 +572,7 @@ class Pool:
         running this compute's tasks are killed (and replaced) so that nothing keeps running. Then every object
         of the compute is deleted."""
         compute.abandoned = True
+        self._fail_pending(lambda b: b.compute is compute, "its compute was abandoned")
         victims = []
         if cancel:
             with self._lock:
@@ -522,6 +586,14 @@ class Pool:
             for w in victims:
                 w.gone.wait(STOP_TIMEOUT)
         self.sweep(compute.prefix)
+
+    def _fail_pending(self, which, why):
+        """Takes the queued batches ``which`` selects off the queue; their futures fail with ``why``."""
+        with self._lock:
+            failed = [b for b in self._pending if which(b)]
+            self._pending = collections.deque(b for b in self._pending if not which(b))
+        for b in failed:
+            b.future.set_exception(RuntimeError("batch of %s not run: %s" % (", ".join(map(repr, b.keys)), why)))
 
     def sweep(self, prefix):
         """Deletes every object whose id starts with ``prefix``."""
@@ -540,6 +612,7 @@ class Pool:
             else:
                 self._closing = True
                 workers = list(self.workers)
+        self._fail_pending(lambda b: True, "the depot.dask Scheduler was closed")
         stop = pickle.dumps(_worker.STOP)
         for w in workers:
             try:

@@ -12,8 +12,7 @@ The messages on the worker's pipe, pickled:
                           ("drop_prefix", prefix) forget every held result whose id starts with prefix
                           (None, None, None, None, None)                                         stop
     worker -> scheduler   ("ready", pid) once connected; ("failed", traceback) if it could not connect
-                          (batch id, [(key, Held | Stored | Inline | (exception, traceback), failed)], seconds
-                          the batch took)
+                          (batch id, [(key, Held | Stored | Inline | (exception, traceback), failed)])
 
 A reader thread takes every message off the pipe: it answers publish and drop requests at once (between two of a
 running task's GIL switches) and queues batches for the main thread, which runs them one after another.
@@ -25,7 +24,6 @@ import queue
 import signal
 import sys
 import threading
-import time
 import traceback
 
 from ._objects import buffers_of, get_object, put_object
@@ -319,11 +317,9 @@ def main(conn, directory, inline_bytes):
                 conn.send_bytes(pickle.dumps(("unreadable", (batch_id, traceback.format_exc()))))
                 continue
             del message, item
-            started = time.perf_counter()
             out = _run(_state, fn, args, oids)
-            elapsed = time.perf_counter() - started
             del args
-            reply = pickle.dumps((batch_id, out, elapsed), protocol=5)
+            reply = pickle.dumps((batch_id, out), protocol=5)
             del out
             _state.finish_batch()
             try:

@@ -81,6 +81,7 @@ class Scheduler:
     def __call__(self, dsk, keys, **kwargs):
         """Computes ``keys`` of the graph ``dsk`` (Dask's ``scheduler=`` interface). Returns real objects; large
         ones are read-only views of shared memory."""
+        from dask.callbacks import local_callbacks
         from dask.local import get_async
         if self._closed:
             raise RuntimeError("this depot.dask Scheduler is closed")
@@ -90,12 +91,17 @@ class Scheduler:
         compute = self._pool.new_compute()
         results = _Results(compute, self._client, self.inline_bytes, self._pool)
         try:
-            out = get_async(lambda fn, args: self._pool.submit(compute, fn, args),
-                            self._pool.size * self.depth, dsk, keys, cache=results,
-                            get_id=_worker.worker_id, dumps=_worker.identity, loads=_worker.load_task,
-                            pack_exception=_worker.pack_exception, raise_exception=_raise_remote,
-                            rerun_exceptions_locally=False, chunksize=self._chunksize_for(dsk),
-                            callbacks=kwargs.get("callbacks"))
+            # the caller's callbacks as get_async would take them (the global ones unless some were given, and
+            # then none for a scheduler nested inside a task), and one of ours that shows placement the graph
+            with local_callbacks(kwargs.get("callbacks")) as callbacks:
+                callbacks = tuple(callbacks) + (_graph_callback(compute),)
+                # twice as many batches submitted as the workers queue, so that a worker with room chooses
+                out = get_async(lambda fn, args: self._pool.submit(compute, fn, args),
+                                self._pool.size * self.depth * 2, dsk, keys, cache=results,
+                                get_id=_worker.worker_id, dumps=_worker.identity, loads=_worker.load_task,
+                                pack_exception=_worker.pack_exception, raise_exception=_raise_remote,
+                                rerun_exceptions_locally=False, chunksize=self._chunksize_for(dsk),
+                                callbacks=callbacks)
             return _materialize(out, self._client, self._pool, compute)
         except BaseException as e:
             results.close()
@@ -254,6 +260,17 @@ def _materialize(value, client, pool, compute):
     if isinstance(value, Inline):
         return value.load()
     return value
+
+
+def _graph_callback(compute):
+    """A ``dask.callbacks.Callback`` (as the tuple ``get_async`` takes) whose start-state hook hands the
+    dependents ``get_async`` computes anyway to the compute's placement."""
+    from dask.callbacks import Callback
+
+    def start_state(dsk, state):
+        compute.dependents = state.get("dependents")
+
+    return Callback(start_state=start_state)._callback
 
 
 def _raise_remote(exc, tb=None):

@@ -1,0 +1,136 @@
+"""depot.dask's placement (``Pool._choose``): a worker with room takes the queued batch of its own family, or of
+none, before one that another worker's inputs or family wait for; and it never idles while a batch waits.
+
+The pool here has no processes: workers are stand-ins with a pid and the batches in flight, as ``_choose`` sees
+them."""
+
+import collections
+import itertools
+import os
+
+import pytest
+
+pytest.importorskip("dask")
+
+from depot.dask._pool import Compute, Pool, _Batch  # noqa: E402
+from depot.dask._refs import Held  # noqa: E402
+
+
+class _StandIn:
+    def __init__(self, pid):
+        self.pid = pid
+        self.alive = True
+        self.inflight = {}
+
+
+def _pool(workers=2, depth=2):
+    pool = Pool.__new__(Pool)
+    pool.token = os.urandom(8)
+    pool.depth = depth
+    pool.workers = [_StandIn(100 + i) for i in range(workers)]
+    pool._pending = collections.deque()
+    return pool
+
+
+def _tree(leaves):
+    """Dependents of a pairwise reduction of ``leaves`` leaves, in Dask's depth-first order of the leaves."""
+    dependents = {}
+    level = ["leaf-%d" % i for i in range(leaves)]
+    depth = 0
+    while len(level) > 1:
+        depth += 1
+        up = ["combine-%d-%d" % (depth, i) for i in range(len(level) // 2)]
+        for i, key in enumerate(level):
+            dependents[key] = {up[i // 2]}
+        level = up
+    dependents[level[0]] = set()
+    return dependents
+
+
+_ids = itertools.count(1)
+
+
+def _queue(pool, compute, keys, held=()):
+    for key in keys:
+        pool._pending.append(_Batch(next(_ids), compute, [key], {}, list(held), b"", ()))
+
+
+def _place_next(pool):
+    """What ``_dispatch`` does with ``_choose``'s answer, without sending anything: (worker's pid, key)."""
+    w, batch = pool._choose()
+    w.inflight[batch.id] = batch
+    batch.compute.placed(batch.keys[0], w.pid)
+    return w.pid, batch.keys[0]
+
+
+def _finish(pool, pid, key):
+    for w in pool.workers:
+        if w.pid == pid:
+            for batch_id, batch in list(w.inflight.items()):
+                if batch.keys[0] == key:
+                    del w.inflight[batch_id]
+
+
+def test_the_first_leaves_of_a_tree_go_to_one_worker_per_grandparent():
+    pool = _pool()
+    compute = Compute(pool, 1)
+    compute.dependents = _tree(16)
+    # get_async has submitted the first workers x depth x 2 leaves before the collector thread dispatches
+    _queue(pool, compute, ["leaf-%d" % i for i in range(8)])
+    placed = [_place_next(pool) for _ in range(4)]
+    by_worker = collections.defaultdict(set)
+    for pid, key in placed:
+        by_worker[pid].add(key)
+    # each worker has two siblings of one grandparent: leaves 0-3 (combine-2-0) and 4-7 (combine-2-1)
+    assert sorted(sorted(keys) for keys in by_worker.values()) == [["leaf-0", "leaf-1"], ["leaf-4", "leaf-5"]]
+    assert pool._choose() is None  # both workers are full (depth 2)
+    # a worker that finishes takes the next leaf of its own grandparent's family
+    pid_of_0 = next(pid for pid, key in placed if key == "leaf-0")
+    _finish(pool, pid_of_0, "leaf-0")
+    assert _place_next(pool) == (pid_of_0, "leaf-2")
+
+
+def test_a_worker_with_room_takes_a_batch_another_worker_would_rather_run_and_does_not_idle():
+    pool = _pool()
+    compute = Compute(pool, 1)
+    compute.dependents = _tree(2)
+    _queue(pool, compute, ["leaf-0", "leaf-1"])
+    first = _place_next(pool)
+    second = _place_next(pool)
+    # leaf-1's family is the first worker's, but the second has nothing to do: the two run at once
+    assert first[1] == "leaf-0" and second[1] == "leaf-1" and first[0] != second[0]
+
+
+def test_a_batch_goes_to_the_worker_holding_its_inputs_when_that_one_has_room():
+    pool = _pool()
+    compute = Compute(pool, 1)
+    compute.dependents = {"combine": set(), "other": set()}
+    holder = pool.workers[1].pid
+    pool.workers[1].inflight[0] = object()  # busier than worker 0, still with room
+    _queue(pool, compute, ["combine"], held=[Held(os.urandom(20), 8 << 20, holder)])
+    _queue(pool, compute, ["other"])
+    # worker 0 chooses first (fewest in flight) and leaves the combine to the worker that holds its input
+    assert _place_next(pool) == (pool.workers[0].pid, "other")
+    assert _place_next(pool) == (holder, "combine")
+
+
+def test_without_the_graph_batches_go_in_order_to_the_least_busy_worker():
+    pool = _pool(workers=3, depth=1)
+    compute = Compute(pool, 1)  # its start-state callback never ran: no dependents
+    _queue(pool, compute, ["a", "b", "c", "d"])
+    assert [_place_next(pool) for _ in range(3)] == [(100, "a"), (101, "b"), (102, "c")]
+    assert pool._choose() is None
+    assert list(b.keys[0] for b in pool._pending) == ["d"]
+
+
+def test_a_batch_whose_worker_is_full_waits_unless_another_worker_is_idle():
+    pool = _pool()
+    compute = Compute(pool, 1)
+    compute.dependents = {"combine": set()}
+    busy, other = pool.workers
+    busy.inflight = {1: object(), 2: object()}
+    other.inflight = {3: object()}
+    _queue(pool, compute, ["combine"], held=[Held(os.urandom(20), 8 << 20, busy.pid)])
+    assert pool._choose() is None  # the other worker still has a task to run
+    other.inflight = {}
+    assert _place_next(pool) == (other.pid, "combine")  # idle: it takes it and the input moves
