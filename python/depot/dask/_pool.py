@@ -115,10 +115,10 @@ class Compute:
 
 
 class _Batch:
-    """Tasks sent to a worker in one message; ``body`` and ``used`` (its pickle and the by-value functions it
-    refers to) until it is sent, ``worker`` after."""
+    """Tasks sent to a worker in one message: ``body`` and ``used`` are its pickle and the by-value functions it
+    refers to (kept after it is sent: a batch given back goes to another worker), ``worker`` is where it went."""
 
-    __slots__ = ("id", "compute", "keys", "oids", "held", "body", "used", "future", "worker")
+    __slots__ = ("id", "compute", "keys", "oids", "held", "body", "used", "future", "worker", "taking_back")
 
     def __init__(self, batch_id, compute, keys, oids, held, body, used):
         self.id = batch_id
@@ -130,6 +130,8 @@ class _Batch:
         self.used = used
         self.future = concurrent.futures.Future()
         self.worker = None
+        #: its worker was asked to give it back (``unqueue``) and has not answered yet
+        self.taking_back = False
 
 
 class _Worker:
@@ -226,8 +228,10 @@ class Pool:
         self.depth = depth
         #: batches submitted and not yet sent, in Dask's order
         self._pending = collections.deque()
-        #: held results whose holders were asked to store them in Depot, in all (tests, figures)
+        #: held results whose holders were asked to store them in Depot, and batches given back by the worker
+        #: they waited on for an idle one, in all (tests, figures)
         self.published_count = 0
+        self.taken_back_count = 0
         self.directory = directory
         self.inline_bytes = inline_bytes
         self.client = client
@@ -300,9 +304,10 @@ class Pool:
     def _dispatch(self):
         """Sends queued batches while some worker has fewer than ``depth`` in flight (in the collector thread:
         after a submit, when a batch ends and when a worker is replaced). The worker with fewest in flight
-        chooses first: it takes the first queued batch that prefers it; else, when it is idle, the first that
-        prefers no worker, else the first (it never idles while a batch waits). When no worker is idle, a batch
-        goes to the worker it prefers if that one has room, or waits.
+        chooses first: it takes the first queued batch that prefers it; else a batch goes to the worker it
+        prefers if that one has room (and is idle too, when the chooser is); else the chooser takes the first
+        that prefers no worker, or, when it is idle, the first (no worker idles while a batch waits). Otherwise
+        the batches wait for the full worker they prefer, or for a worker to become idle.
 
         A batch prefers the worker holding most of its inputs' bytes, or, with no held inputs, its family's worker
         (``Compute.home_of``). Binding a batch to a worker only when that worker has room keeps families
@@ -314,7 +319,8 @@ class Pool:
             with self._lock:
                 choice = self._choose()
                 if choice is None:
-                    return
+                    take_back = self._take_back_for_idle()
+                    break
                 w, batch = choice
                 w.inflight[batch.id] = batch
                 batch.worker = w
@@ -328,11 +334,28 @@ class Pool:
                 # the batch id also in the last 8 bytes, for a worker that cannot unpickle the rest
                 message = (pickle.dumps((batch.id, definitions, forget, batch.body, drops), protocol=5)
                            + batch.id.to_bytes(8, "little"))
-                batch.body = batch.used = None
                 try:
                     w.conn.send_bytes(message)
                 except OSError:
                     pass  # the worker died: the collector fails the batch
+        if take_back is not None:
+            self._send(*take_back)
+
+    def _take_back_for_idle(self):
+        """``(worker, ("unqueue", batch id))`` when a worker is idle, nothing is queued here and another worker
+        has a batch waiting behind its running one (it is given back and goes to the idle worker: at the end of
+        a graph, the last leaf would otherwise wait for its worker's running one while the other worker idles);
+        else None (under the lock)."""
+        if self._pending or not any(w.alive and not w.inflight for w in self.workers):
+            return None
+        busiest = max((w for w in self.workers if w.alive), key=lambda x: len(x.inflight))
+        if len(busiest.inflight) < 2:
+            return None
+        batch = list(busiest.inflight.values())[-1]  # the last sent: the one that waits
+        if batch.taking_back:
+            return None
+        batch.taking_back = True
+        return busiest, ("unqueue", batch.id)
 
     def _choose(self):
         """``(worker, batch)`` to send next, taken off the queue, or None (under the lock)."""
@@ -342,6 +365,7 @@ class Pool:
         if not free:
             return None
         least = min(free.values(), key=lambda x: len(x.inflight))
+        idle = not least.inflight
         neutral = elsewhere = None
         for i, batch in enumerate(itertools.islice(self._pending, PENDING_LOOKED_AT)):
             preferred = self._preferred(batch)
@@ -349,17 +373,15 @@ class Pool:
                 return least, self._take(i)
             if preferred is None:
                 neutral = i if neutral is None else neutral
-            elif preferred in free and elsewhere is None:
+            elif elsewhere is None and preferred in free and (not free[preferred].inflight or not idle):
                 elsewhere = (free[preferred], i)
-        if not least.inflight:
-            return least, self._take(neutral if neutral is not None else 0)
-        # no worker is idle: a batch goes to the worker it prefers, one that prefers none to the least busy; one
-        # whose worker is full waits (for that worker, or for another to become idle)
         if elsewhere is not None:
             return elsewhere[0], self._take(elsewhere[1])
         if neutral is not None:
             return least, self._take(neutral)
-        return None
+        if idle:
+            return least, self._take(0)
+        return None  # what is queued waits for the full worker it prefers, or for a worker to become idle
 
     def _take(self, i):
         batch = self._pending[i]
@@ -421,14 +443,18 @@ class Pool:
 
     def release_held(self, compute, held):
         """No task needs ``held`` any more: its holder forgets it (with its next message, or at the end of the
-        compute), and its copy in Depot, if it was published, is deleted."""
+        compute), and its copy in Depot, if it was published, is deleted. A published one is forgotten at once:
+        its holder's view pins the copy in the store, which is freed only when that pin goes."""
         raw = bytes(held.oid)
         with self._lock:
             w = self._alive_by_pid(held.holder)
             published = raw in compute.published
         if w is not None:
-            with w.send_lock:
-                w.pending_drops.append(raw)
+            if published:
+                self._send(w, ("drop", [raw]))
+            else:
+                with w.send_lock:
+                    w.pending_drops.append(raw)
         if published:
             self._discards.put((None, held.oid, True))
 
@@ -480,6 +506,16 @@ class Pool:
         if tag == "failed":
             w.start_error = body
             w.ready.set()
+            return
+        if tag == "unqueued":
+            with self._lock:
+                batch = w.inflight.pop(body, None)
+                if batch is not None:
+                    batch.taking_back = False
+                    batch.worker = None
+                    self._pending.appendleft(batch)
+                    self.taken_back_count += 1
+            self._dispatch()
             return
         if tag == "unreadable":
             batch_id, text = body

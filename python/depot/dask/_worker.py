@@ -10,17 +10,19 @@ The messages on the worker's pipe, pickled:
                           ("publish", [ids])     store these held results in Depot (others need them)
                           ("drop", [ids])        forget these held results (no task needs them any more)
                           ("drop_prefix", prefix) forget every held result whose id starts with prefix
+                          ("unqueue", batch id)  give this batch back if it has not started
                           (None, None, None, None, None)                                         stop
     worker -> scheduler   ("ready", pid) once connected; ("failed", traceback) if it could not connect
                           (batch id, [(key, Held | Stored | Inline | (exception, traceback), failed)])
+                          ("unqueued", batch id) that batch was given back and will not run here
 
-A reader thread takes every message off the pipe: it answers publish and drop requests at once (between two of a
-running task's GIL switches) and queues batches for the main thread, which runs them one after another.
+A reader thread takes every message off the pipe: it answers publish, drop and unqueue requests at once (between
+two of a running task's GIL switches) and queues batches for the main thread, which runs them one after another.
 """
 
+import collections
 import os
 import pickle
-import queue
 import signal
 import sys
 import threading
@@ -294,19 +296,23 @@ def main(conn, directory, inline_bytes):
     sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
     _state = _WorkerState(client, inline_bytes)
     functions = FunctionTable()
-    batches = queue.SimpleQueue()
-    reader = threading.Thread(target=_read, args=(conn, _state, batches), name="depot-dask-reader", daemon=True)
+    batches = _BatchQueue()
+    send = _Sender(conn)
+    reader = threading.Thread(target=_read, args=(conn, send, _state, batches), name="depot-dask-reader",
+                              daemon=True)
     reader.start()
-    conn.send_bytes(pickle.dumps(("ready", os.getpid())))
+    send(pickle.dumps(("ready", os.getpid())))
     try:
         while True:
             item = batches.get()
             if item is None:
                 break
-            message, header = item
+            message, header, taken_back = item
             try:
                 batch_id, definitions, forget, body, _ = header
-                functions.update(definitions, forget)
+                functions.update(definitions, forget)  # the scheduler counts on them, taken back or not
+                if taken_back:
+                    continue
                 fn, args, oids = functions.loads(body)
                 fn, args = expand(fn, args)
                 del body, header
@@ -314,7 +320,7 @@ def main(conn, directory, inline_bytes):
                 # cannot even read the batch (a function pickled by reference that this process cannot
                 # import, say): say so instead of dying
                 batch_id = int.from_bytes(message[-8:], "little")
-                conn.send_bytes(pickle.dumps(("unreadable", (batch_id, traceback.format_exc()))))
+                send(pickle.dumps(("unreadable", (batch_id, traceback.format_exc()))))
                 continue
             del message, item
             out = _run(_state, fn, args, oids)
@@ -323,7 +329,7 @@ def main(conn, directory, inline_bytes):
             del out
             _state.finish_batch()
             try:
-                conn.send_bytes(reply)
+                send(reply)
             except (BrokenPipeError, OSError):
                 break
     finally:
@@ -356,8 +362,51 @@ def _keep_freed_memory():
         pass
 
 
-def _read(conn, state, batches):
-    """The reader thread: publish and drop requests at once, batches to the main thread, None at the end."""
+class _Sender:
+    """The worker's end of the pipe, for the main thread's results and the reader thread's answers."""
+
+    def __init__(self, conn):
+        self._conn = conn
+        self._lock = threading.Lock()
+
+    def __call__(self, data):
+        with self._lock:
+            self._conn.send_bytes(data)
+
+
+class _BatchQueue:
+    """Batches the reader thread received, ``(message, header, taken back)``, for the main thread; the scheduler
+    may take a batch back (``unqueue``) until the main thread starts it."""
+
+    def __init__(self):
+        self._items = collections.deque()
+        self._ready = threading.Condition()
+
+    def put(self, item):
+        with self._ready:
+            self._items.append(item)
+            self._ready.notify()
+
+    def get(self):
+        with self._ready:
+            while not self._items:
+                self._ready.wait()
+            return self._items.popleft()
+
+    def unqueue(self, batch_id):
+        """True if batch ``batch_id`` had not been started: it is marked taken back (the main thread still
+        loads the functions its message defines, and runs nothing)."""
+        with self._ready:
+            for i, item in enumerate(self._items):
+                if item is not None and item[1] is not None and item[1][0] == batch_id:
+                    self._items[i] = (item[0], item[1], True)
+                    return True
+        return False
+
+
+def _read(conn, send, state, batches):
+    """The reader thread: publish, drop and unqueue requests at once, batches to the main thread, None at the
+    end."""
     try:
         while True:
             try:
@@ -367,7 +416,7 @@ def _read(conn, state, batches):
             try:
                 header = pickle.loads(message)
             except BaseException:
-                batches.put((message, None))  # the main thread reports it
+                batches.put((message, None, False))  # the main thread reports it
                 continue
             tag = header[0]
             if tag == "publish":
@@ -376,11 +425,14 @@ def _read(conn, state, batches):
                 state.drop(header[1])
             elif tag == "drop_prefix":
                 state.drop_prefix(header[1])
+            elif tag == "unqueue":
+                if batches.unqueue(header[1]):
+                    send(pickle.dumps(("unqueued", header[1])))
             elif tag is None:
                 break
             else:
                 if header[4]:
                     state.drop(header[4])
-                batches.put((message, header))
+                batches.put((message, header, False))
     finally:
         batches.put(None)

@@ -14,6 +14,7 @@ pytest.importorskip("dask")
 
 from depot.dask._pool import Compute, Pool, _Batch  # noqa: E402
 from depot.dask._refs import Held  # noqa: E402
+from dask_fixtures import clean_store, dask_daemon, scheduler  # noqa: E402,F401
 
 
 class _StandIn:
@@ -134,3 +135,40 @@ def test_a_batch_whose_worker_is_full_waits_unless_another_worker_is_idle():
     assert pool._choose() is None  # the other worker still has a task to run
     other.inflight = {}
     assert _place_next(pool) == (other.pid, "combine")  # idle: it takes it and the input moves
+
+
+def test_an_idle_worker_takes_back_the_batch_waiting_behind_another_workers_running_one():
+    pool = _pool()
+    compute = Compute(pool, 1)
+    busy, idle = pool.workers
+    running, waiting = (_Batch(next(_ids), compute, [k], {}, [], b"", ()) for k in ("running", "waiting"))
+    busy.inflight = {running.id: running, waiting.id: waiting}
+    assert pool._take_back_for_idle() == (busy, ("unqueue", waiting.id))
+    assert pool._take_back_for_idle() is None  # asked once
+    idle.inflight = {99: object()}
+    waiting.taking_back = False
+    assert pool._take_back_for_idle() is None  # nobody is idle
+
+
+def _sleep_then_time(seconds):
+    import time
+    time.sleep(seconds)
+    return time.monotonic()
+
+
+def test_no_task_waits_behind_a_long_one_while_a_worker_idles(scheduler, clean_store):
+    import dask
+    # whichever worker gets the long task, and whatever Dask's order, the other two end long before it
+    long_end, *others = dask.compute(dask.delayed(_sleep_then_time)(1.5), dask.delayed(_sleep_then_time)(0.05),
+                                     dask.delayed(_sleep_then_time)(0.0), scheduler=scheduler)
+    for end in others:
+        assert end < long_end - 1.0
+
+
+def test_with_every_worker_idle_a_chain_stays_on_the_worker_holding_its_input():
+    pool = _pool()
+    compute = Compute(pool, 1)
+    compute.dependents = {"step-2": set()}
+    holder = pool.workers[1].pid  # not the first worker, which wins ties
+    _queue(pool, compute, ["step-2"], held=[Held(os.urandom(20), 8 << 20, holder)])
+    assert _place_next(pool) == (holder, "step-2")
