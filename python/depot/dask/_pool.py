@@ -510,11 +510,15 @@ class Pool:
         if tag == "unqueued":
             with self._lock:
                 batch = w.inflight.pop(body, None)
-                if batch is not None:
+                requeue = batch is not None and not batch.compute.abandoned and not self._closing
+                if requeue:
                     batch.taking_back = False
                     batch.worker = None
                     self._pending.appendleft(batch)
                     self.taken_back_count += 1
+            if batch is not None and not requeue:
+                batch.future.set_exception(RuntimeError("batch of %s not run: its compute was abandoned"
+                                                        % ", ".join(map(repr, batch.keys))))
             self._dispatch()
             return
         if tag == "unreadable":
