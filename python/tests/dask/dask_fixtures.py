@@ -92,9 +92,37 @@ def store_objects(directory, prefix=b""):
         time.sleep(0.05)
 
 
+def pinners(directory):
+    """``{object id: [pid of each process whose client slot pins it]}``, read from the store's client table (what
+    a leftover delete_pending object waits for)."""
+    import struct
+    from depot._layout import ClientTableDescriptor as CT
+    from depot._layout import IndexEntryDescriptor as IE
+    from depot._mapping import open_mapping
+    m = open_mapping(directory)
+    out = {}
+    for c in range(m.max_clients):
+        slot = m.client_table_offset + c * m.slot_length
+        identity = m.u64(slot + CT.IDENTITY_OFFSET)
+        if identity == 0:
+            continue
+        for r in range(m.u32(slot + CT.PIN_HIGH_WATER_OFFSET)):
+            record, = struct.unpack_from("<q", m.mm, slot + CT.PIN_RECORDS_OFFSET + r * CT.PIN_RECORD_LENGTH)
+            if record <= 0:
+                continue
+            entry = m.index_offset + ((record >> 32) - 1) * IE.ENTRY_LENGTH
+            raw = bytes(m.mm[entry + IE.ID_OFFSET:entry + IE.ID_OFFSET + IE.ID_LENGTH])
+            out.setdefault(raw, []).append(identity >> 32)
+    return out
+
+
 @pytest.fixture
 def clean_store(dask_daemon, scheduler):
     """Asserts that the test left no object of the scheduler (nor anything else) in the store."""
     yield dask_daemon.dir
     left = store_objects(dask_daemon.dir, scheduler._pool.token)
-    assert left == [], "the scheduler left objects in the store: %r" % left
+    if left:
+        pins = pinners(dask_daemon.dir)
+        raise AssertionError("the scheduler left objects in the store: %r; pinned by (pids) %r; this process is %d, "
+                             "the workers are %r" % (left, {bytes(i.id).hex(): pins.get(bytes(i.id)) for i in left},
+                                                     os.getpid(), scheduler._pool.pids()))
