@@ -242,6 +242,8 @@ class Pool:
         self._indexes = itertools.count(0)
         self._closing = False
         self._wake_r, self._wake_w = os.pipe()
+        #: a submit wrote to the pipe and the collector has not read it yet (under the lock)
+        self._wake_pending = False
         # releases and deletes go through this thread, off the scheduling loop (a delete is a daemon request)
         self._discards = queue.Queue()
         self._discarder = threading.Thread(target=self._discard_loop, name="depot-dask-discarder", daemon=True)
@@ -296,9 +298,13 @@ class Pool:
             if not any(w.alive for w in self.workers):
                 raise WorkerDiedError("no depot.dask worker is alive")
             self._pending.append(batch)
+            wake, self._wake_pending = not self._wake_pending, True
         # the collector thread sends it: it runs once get_async, holding the GIL, has submitted all it can at
-        # this point, so that the choice sees them all (at the start, the first workers x depth x 2 leaves)
-        self._wake()
+        # this point, so that the choice sees them all (at the start, the first workers x depth x 2 leaves). One
+        # wake-up for all the batches submitted before the collector gets to them: a write to the pipe costs a
+        # system call and a GIL hand-over each
+        if wake:
+            self._wake()
         return batch.future
 
     def _dispatch(self):
@@ -482,6 +488,8 @@ class Pool:
                     waitables.append(w.sentinel)
             for ready in multiprocessing.connection.wait(waitables):
                 if ready == self._wake_r:
+                    with self._lock:
+                        self._wake_pending = False  # before dispatching: a later submit wakes it again
                     os.read(self._wake_r, 4096)
                     self._dispatch()
                     continue
