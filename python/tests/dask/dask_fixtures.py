@@ -74,12 +74,15 @@ def scheduler(dask_daemon):
 
 
 SETTLE_SECONDS = 30
+#: states of an object on its way out: deleted while pinned (freed once the pins go), and being freed (a list can
+#: see one between the daemon's two steps)
+SETTLING_STATES = ("delete_pending", "deleting")
 
 
 def store_objects(directory, prefix=b""):
     """The objects in the store whose ids start with ``prefix``, once garbage is collected. Objects deleted while
     pinned are freed by the daemon after their last pin goes (it learns of releases that never crossed the
-    socket a moment later), so those still pending are waited for, up to a deadline."""
+    socket a moment later), so those still pending or being freed are waited for, up to a deadline."""
     from depot.dask._objects import shared_client
     gc.collect()
     c = shared_client(directory)
@@ -87,7 +90,7 @@ def store_objects(directory, prefix=b""):
     deadline = time.monotonic() + SETTLE_SECONDS
     while True:
         left = [i for i in c.list() if bytes(i.id).startswith(prefix)]
-        if not any(i.state == "delete_pending" for i in left) or time.monotonic() > deadline:
+        if not any(i.state in SETTLING_STATES for i in left) or time.monotonic() > deadline:
             return left
         time.sleep(0.05)
 
