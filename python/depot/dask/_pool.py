@@ -542,6 +542,13 @@ class Pool:
         with self._lock:
             batch = w.inflight.pop(tag, None)
         if batch is None:
+            # results of a batch this worker no longer has in flight (it was given back and runs elsewhere): no
+            # one will ask for what it holds of them, so it forgets them now, not at the end of the compute (a
+            # held result can pin its inputs' memory, and a run that ends after the compute did is never told)
+            raws = [bytes(r[0].oid) for _, r, failed in body if not failed and isinstance(r[0], Held)
+                    and r[0].holder == w.pid]
+            if raws:
+                self._send(w, ("drop", raws))
             return
         self._dispatch()
         compute = batch.compute

@@ -395,10 +395,14 @@ class _BatchQueue:
 
     def unqueue(self, batch_id):
         """True if batch ``batch_id`` had not been started: it is marked taken back (the main thread still
-        loads the functions its message defines, and runs nothing)."""
+        loads the functions its message defines, and runs nothing).
+
+        A batch given back can come back to this worker and be asked back again while the copy given back the
+        first time still waits here, marked: only a copy not given back yet answers (otherwise the copy sent
+        later would run here and again wherever the pool sends it next)."""
         with self._ready:
             for i, item in enumerate(self._items):
-                if item is not None and item[1] is not None and item[1][0] == batch_id:
+                if item is not None and item[1] is not None and item[1][0] == batch_id and not item[2]:
                     self._items[i] = (item[0], item[1], True)
                     return True
         return False

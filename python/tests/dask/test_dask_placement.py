@@ -172,3 +172,52 @@ def test_with_every_worker_idle_a_chain_stays_on_the_worker_holding_its_input():
     holder = pool.workers[1].pid  # not the first worker, which wins ties
     _queue(pool, compute, ["step-2"], held=[Held(os.urandom(20), 8 << 20, holder)])
     assert _place_next(pool) == (holder, "step-2")
+
+
+def _header(batch_id):
+    return (batch_id, {}, [], b"", [])
+
+
+def test_a_batch_given_back_is_skipped_by_the_worker_and_a_second_request_finds_nothing():
+    from depot.dask._worker import _BatchQueue
+    q = _BatchQueue()
+    q.put((b"m1", _header(1), False))
+    q.put((b"m2", _header(2), False))
+    assert q.unqueue(2)
+    assert not q.unqueue(2)  # already given back: the pool must not send it elsewhere a second time
+    assert q.get() == (b"m1", _header(1), False)
+    assert q.get() == (b"m2", _header(2), True)
+    assert not q.unqueue(1)  # started (taken off the queue): it runs here
+
+
+def test_a_batch_that_came_back_is_given_back_again_only_from_its_new_copy():
+    from depot.dask._worker import _BatchQueue
+    q = _BatchQueue()
+    q.put((b"first", _header(7), False))
+    assert q.unqueue(7)
+    q.put((b"again", _header(7), False))  # the pool sent it to this worker again
+    assert q.unqueue(7)
+    assert [q.get(), q.get()] == [(b"first", _header(7), True), (b"again", _header(7), True)]
+    q.put((b"third", _header(7), False))
+    q.put((b"fourth", _header(8), False))
+    assert q.get()[0] == b"third"  # started: a request now finds no copy to give back
+    assert not q.unqueue(7)
+
+
+
+def test_results_of_a_batch_no_longer_in_flight_are_forgotten_by_their_worker():
+    import pickle
+    import threading
+    from depot.dask._refs import Inline
+    pool = _pool()
+    pool._lock = threading.Lock()
+    sent = []
+    pool._send = lambda w, message: sent.append((w.pid, message))
+    w = pool.workers[0]
+    mine, elsewhere = os.urandom(20), os.urandom(20)
+    body = [("a", (Held(mine, 1 << 20, w.pid), w.pid), False),
+            ("b", (Held(elsewhere, 1 << 20, 999), w.pid), False),
+            ("c", (Inline(b"", []), w.pid), False),
+            ("d", (ValueError("x"), "traceback"), True)]
+    pool._received(w, pickle.dumps((42, body)))  # batch 42 is not in flight on w (given back, run elsewhere)
+    assert sent == [(w.pid, ("drop", [mine]))]
