@@ -488,9 +488,13 @@ class Pool:
                     waitables.append(w.sentinel)
             for ready in multiprocessing.connection.wait(waitables):
                 if ready == self._wake_r:
-                    with self._lock:
-                        self._wake_pending = False  # before dispatching: a later submit wakes it again
+                    # drained first, then cleared: a submit that found the flag set between the two has its batch
+                    # queued already (the dispatch below sends it), one after the clear writes again. Cleared
+                    # first, a submit between the clear and the read left the flag set with its byte read, and
+                    # every later submit waited for a wake-up that never came (a compute hung)
                     os.read(self._wake_r, 4096)
+                    with self._lock:
+                        self._wake_pending = False
                     self._dispatch()
                     continue
                 for w in workers:
