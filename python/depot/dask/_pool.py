@@ -242,7 +242,8 @@ class Pool:
         self._indexes = itertools.count(0)
         self._closing = False
         self._wake_r, self._wake_w = os.pipe()
-        #: a submit wrote to the pipe and the collector has not read it yet (under the lock)
+        #: set by the submit that writes a wake-up byte, cleared by the collector after it drained the pipe (under
+        #: the lock): while set, later submits rely on that byte
         self._wake_pending = False
         # releases and deletes go through this thread, off the scheduling loop (a delete is a daemon request)
         self._discards = queue.Queue()

@@ -97,8 +97,8 @@ def store_objects(directory, prefix=b""):
 
 def pinners(directory):
     """``{object id: [pid of each process whose client slot pins it]}``, read from the store's client table (what
-    a leftover delete_pending object waits for)."""
-    import struct
+    a leftover delete_pending object waits for). The table is shared memory: a slot's high-water mark is clamped
+    to the slot's capacity, as Java's ``ClientTable`` does, and a record naming no index slot is reported as such."""
     from depot._layout import ClientTableDescriptor as CT
     from depot._layout import IndexEntryDescriptor as IE
     from depot._mapping import open_mapping
@@ -109,12 +109,16 @@ def pinners(directory):
         identity = m.u64(slot + CT.IDENTITY_OFFSET)
         if identity == 0:
             continue
-        for r in range(m.u32(slot + CT.PIN_HIGH_WATER_OFFSET)):
-            record, = struct.unpack_from("<q", m.mm, slot + CT.PIN_RECORDS_OFFSET + r * CT.PIN_RECORD_LENGTH)
-            if record <= 0:
+        for r in range(min(m.u32(slot + CT.PIN_HIGH_WATER_OFFSET), m.pins_per_client)):
+            record = m.u64(slot + CT.PIN_RECORDS_OFFSET + r * CT.PIN_RECORD_LENGTH)
+            if record == 0:
                 continue
-            entry = m.index_offset + ((record >> 32) - 1) * IE.ENTRY_LENGTH
-            raw = bytes(m.mm[entry + IE.ID_OFFSET:entry + IE.ID_OFFSET + IE.ID_LENGTH])
+            index_slot = (record >> 32) - 1
+            if not 0 <= index_slot < m.index_slots:
+                raw = b"bad record %#x at %d of client %d (index has %d slots)" % (record, r, c, m.index_slots)
+            else:
+                entry = m.index_offset + index_slot * IE.ENTRY_LENGTH
+                raw = bytes(m.mm[entry + IE.ID_OFFSET:entry + IE.ID_OFFSET + IE.ID_LENGTH])
             out.setdefault(raw, []).append(identity >> 32)
     return out
 

@@ -221,3 +221,19 @@ def test_results_of_a_batch_no_longer_in_flight_are_forgotten_by_their_worker():
             ("d", (ValueError("x"), "traceback"), True)]
     pool._received(w, pickle.dumps((42, body)))  # batch 42 is not in flight on w (given back, run elsewhere)
     assert sent == [(w.pid, ("drop", [mine]))]
+
+
+def test_the_fixtures_name_the_process_pinning_an_object(dask_daemon):
+    import depot
+    from depot.ids import ObjectId
+    from dask_fixtures import pinners
+    with depot.connect(dask_daemon.dir) as c:
+        oid = ObjectId(os.urandom(20))
+        c.put(oid, b"x" * 10000)
+        view = c.get(oid, timeout=0)
+        try:
+            assert pinners(dask_daemon.dir).get(bytes(oid)) == [os.getpid()]
+        finally:
+            view.release()
+            c.delete(oid)
+        assert bytes(oid) not in pinners(dask_daemon.dir)
