@@ -14,6 +14,7 @@ import multiprocessing.connection
 import os
 import pickle
 import queue
+import select
 import signal
 import socket
 import subprocess
@@ -220,6 +221,38 @@ def _held_inputs(fn, args):
     return out
 
 
+class _Poller:
+    """The collector's ``poll`` set: the wake-up pipe and each live worker's pipe and pidfd, registered once and
+    again only when the workers change (``multiprocessing.connection.wait`` builds and registers a new selector
+    for every wait, once per message here)."""
+
+    CONN = "conn"
+    SENTINEL = "sentinel"
+
+    def __init__(self, wake_fd):
+        self._wake_fd = wake_fd
+        self._key = None
+        self._poll = None
+        self._by_fd = {}
+
+    def wait(self, workers):
+        """``[(worker, CONN | SENTINEL)]`` ready among ``workers`` (blocking), ``(None, None)`` for the pipe."""
+        key = tuple((w.conn.fileno(), w.sentinel) for w in workers)
+        if key != self._key:
+            self._poll = select.poll()
+            self._by_fd = {self._wake_fd: (None, None)}
+            for w, (conn_fd, sentinel) in zip(workers, key):
+                self._by_fd[conn_fd] = (w, self.CONN)
+                if sentinel is not None:
+                    self._by_fd[sentinel] = (w, self.SENTINEL)
+            for fd in self._by_fd:
+                self._poll.register(fd, select.POLLIN)
+            self._key = key
+        ready = self._poll.poll()  # retried on EINTR by Python itself (PEP 475)
+        # any event counts (POLLHUP, POLLERR: the read that follows says what happened)
+        return [self._by_fd[fd] for fd, _ in ready if fd in self._by_fd]
+
+
 class Pool:
     def __init__(self, size, directory, inline_bytes, client, depth=2):
         if size < 1:
@@ -299,11 +332,16 @@ class Pool:
             if not any(w.alive for w in self.workers):
                 raise WorkerDiedError("no depot.dask worker is alive")
             self._pending.append(batch)
-            wake, self._wake_pending = not self._wake_pending, True
+            # only when some worker has room: a place frees only in the collector thread (a result, a batch given
+            # back, a death), which dispatches right after, and sees this batch then
+            wake = not self._wake_pending and any(w.alive and len(w.inflight) < self.depth for w in self.workers)
+            if wake:
+                self._wake_pending = True
         # the collector thread sends it: it runs once get_async, holding the GIL, has submitted all it can at
         # this point, so that the choice sees them all (at the start, the first workers x depth x 2 leaves). One
-        # wake-up for all the batches submitted before the collector gets to them: a write to the pipe costs a
-        # system call and a GIL hand-over each
+        # wake-up for all the batches submitted before the collector gets to them, and none while every worker is
+        # full (most submits: get_async keeps twice as many batches submitted as the workers queue): a write to
+        # the pipe costs a system call and two GIL hand-overs, ~90 us of the caller's time here
         if wake:
             self._wake()
         return batch.future
@@ -477,18 +515,14 @@ class Pool:
     # ---- the collector thread -------------------------------------------------------------------------
 
     def _collect(self):
+        poller = _Poller(self._wake_r)
         while True:
             with self._lock:
                 if self._closing and not any(w.alive for w in self.workers):
                     return
                 workers = [w for w in self.workers if w.alive]
-            waitables = [self._wake_r]
-            for w in workers:
-                waitables.append(w.conn)
-                if w.sentinel is not None:
-                    waitables.append(w.sentinel)
-            for ready in multiprocessing.connection.wait(waitables):
-                if ready == self._wake_r:
+            for w, what in poller.wait(workers):
+                if w is None:
                     # drained first, then cleared: a submit that found the flag set between the two has its batch
                     # queued already (the dispatch below sends it), one after the clear writes again. Cleared
                     # first, a submit between the clear and the read left the flag set with its byte read, and
@@ -498,18 +532,17 @@ class Pool:
                         self._wake_pending = False
                     self._dispatch()
                     continue
-                for w in workers:
-                    if not w.alive:
-                        continue
-                    if ready is w.conn:
-                        try:
-                            message = w.conn.recv_bytes()
-                        except (EOFError, OSError):
-                            self._died(w)
-                            continue
-                        self._received(w, message)
-                    elif ready == w.sentinel:
+                if not w.alive:
+                    continue
+                if what == _Poller.CONN:
+                    try:
+                        message = w.conn.recv_bytes()
+                    except (EOFError, OSError):
                         self._died(w)
+                        continue
+                    self._received(w, message)
+                else:
+                    self._died(w)
 
     def _received(self, w, message):
         tag, body = pickle.loads(message)

@@ -117,6 +117,13 @@ class _WorkerState:
         hit = self.resolved.get(id(result))
         if hit is not None and hit[0] is result:
             return hit[1]
+        nbytes = _plain_array_nbytes(result)
+        if nbytes >= self.inline_bytes:
+            # a NumPy array without Python objects in it: plain pickle takes it, and its size is known without
+            # pickling it (~0.1 ms a result here)
+            raw = bytes(oid)
+            self.held[raw] = result
+            return Held(raw, nbytes, self.pid)
         try:
             buffers = []
             stream = pickle.dumps(result, protocol=5, buffer_callback=buffers.append)
@@ -171,6 +178,14 @@ class _WorkerState:
         # the inputs' arrays become garbage, and their pins go with them (releases never cross the socket)
         self.resolved.clear()
         self.loaded.clear()
+
+
+def _plain_array_nbytes(value):
+    """The bytes of ``value`` if it is exactly a NumPy array whose dtype holds no Python objects, else -1."""
+    np = sys.modules.get("numpy")
+    if np is None or type(value) is not np.ndarray or value.dtype.hasobject:
+        return -1
+    return value.nbytes
 
 
 def load_task(task_info):

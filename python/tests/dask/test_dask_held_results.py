@@ -72,3 +72,20 @@ def test_waiting_for_an_input_whose_holder_died_fails_naming_it(clean_store):
     held = Held(os.urandom(20), 1 << 20, dead.pid)
     with pytest.raises(_worker.InputLostError, match="worker %d" % dead.pid):
         _worker.await_published(shared_client(clean_store), held)
+
+
+def test_a_plain_large_array_is_held_without_being_pickled_and_other_results_as_before():
+    from depot.dask._refs import Inline
+    from depot.ids import ObjectId
+    state = _worker._WorkerState(client=None, inline_bytes=1 << 16)
+    oid = lambda: ObjectId(os.urandom(20))  # noqa: E731
+    big = np.arange(1 << 14, dtype=np.float64)  # 128 KiB
+    held = state.encode("big", big, oid())
+    assert isinstance(held, Held) and held.nbytes == big.nbytes and state.held[bytes(held.oid)] is big
+    # a NumPy subclass, an object array and a small array take the pickling path
+    sub = big.view(np.matrix)
+    assert isinstance(state.encode("sub", sub, oid()), Held) and _worker._plain_array_nbytes(sub) == -1
+    objects = np.array([object()] * 4, dtype=object)
+    assert _worker._plain_array_nbytes(objects) == -1
+    small = state.encode("small", np.ones(8), oid())
+    assert isinstance(small, Inline) and small.load().tolist() == [1.0] * 8

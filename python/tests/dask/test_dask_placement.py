@@ -237,3 +237,80 @@ def test_the_fixtures_name_the_process_pinning_an_object(dask_daemon):
             view.release()
             c.delete(oid)
         assert bytes(oid) not in pinners(dask_daemon.dir)
+
+
+def _submitting_pool(workers=2, depth=2):
+    """A stand-in pool whose ``submit`` runs for real and whose wake-ups of the collector are counted."""
+    import threading
+    pool = _pool(workers, depth)
+    pool._lock = threading.Lock()
+    pool._closing = False
+    pool._wake_pending = False
+    pool._batches = itertools.count(1)
+    pool.wakes = 0
+
+    def wake():
+        pool.wakes += 1
+    pool._wake = wake
+    return pool
+
+
+def _fill(w, depth):
+    for _ in range(depth - len(w.inflight)):
+        w.inflight[next(_ids)] = None
+
+
+def test_a_submit_wakes_the_collector_only_when_some_worker_has_room_and_once_per_burst():
+    pool = _submitting_pool()
+    compute = Compute(pool, 1)
+    for w in pool.workers:
+        _fill(w, pool.depth)
+    pool.submit(compute, len, [("full-1", ())])
+    # every worker full: the collector sends it when a result frees a place (it dispatches after every result)
+    assert pool.wakes == 0 and [b.keys for b in pool._pending] == [["full-1"]]
+    pool.workers[1].inflight.popitem()
+    pool.submit(compute, len, [("room-1", ())])
+    pool.submit(compute, len, [("room-2", ())])
+    assert pool.wakes == 1  # one byte for the burst, until the collector has drained the pipe
+    pool._wake_pending = False  # what the collector does after draining it
+    pool.submit(compute, len, [("room-3", ())])
+    assert pool.wakes == 2
+    assert len(pool._pending) == 4
+
+
+def test_the_collectors_poll_set_reports_pipes_pidfds_and_the_wake_pipe_and_follows_the_workers():
+    import multiprocessing.connection
+    import socket
+    import subprocess
+    import sys
+    from depot.dask._pool import _Poller
+    wake_r, wake_w = os.pipe()
+    pairs = [socket.socketpair() for _ in range(2)]
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        workers = []
+        for i, (ours, _) in enumerate(pairs):
+            w = _StandIn(200 + i)
+            w.conn = multiprocessing.connection.Connection(os.dup(ours.fileno()))
+            w.sentinel = None
+            workers.append(w)
+        workers[1].sentinel = os.pidfd_open(child.pid)
+        poller = _Poller(wake_r)
+        pairs[0][1].sendall(b"\0\0\0\1x")
+        assert poller.wait(workers) == [(workers[0], _Poller.CONN)]
+        assert workers[0].conn.recv_bytes() == b"x"
+        child.wait()
+        assert poller.wait(workers) == [(workers[1], _Poller.SENTINEL)]
+        os.write(wake_w, b"x")
+        assert poller.wait(workers[:1]) == [(None, None)]  # the dead worker is no longer polled
+    finally:
+        child.wait()
+        for w in workers:
+            w.conn.close()
+        if workers[1].sentinel is not None:
+            os.close(workers[1].sentinel)
+        for a, b in pairs:
+            a.close()
+            b.close()
+        os.close(wake_r)
+        os.close(wake_w)
