@@ -1,9 +1,8 @@
 package dev.depot.core.sys;
 
+import java.io.FileInputStream;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import java.util.Arrays;
 
 /**
  * Identifies a process across pid reuse: its pid and its start time in clock ticks since boot (field 22 of
@@ -12,7 +11,6 @@ import java.nio.file.Path;
  * is claimed and identified with a single compare-and-set.
  */
 public final class ProcessIdentity {
-    private static final long SELF = compute(ProcessHandle.current().pid());
 
     private ProcessIdentity() {
     }
@@ -41,24 +39,71 @@ public final class ProcessIdentity {
         return pid > 0 && compute(pid) == identity;
     }
 
+    /**
+     * Bytes read of {@code /proc/PID/stat} at most: its fields after the command name take ~300 bytes and the name
+     * at most 64 (a longer file is read whole into a larger buffer).
+     */
+    private static final int STAT_BUFFER_LENGTH = 1024;
+    /** Field 22 (starttime) counted from field 3 (state), the first after the command name. */
+    private static final int START_TIME_FIELD_AFTER_STATE = 22 - 3;
+
+    /**
+     * The reaper's buffer: the daemon looks at every client ten times a second, and reading the file as a String
+     * split into fields made ~60 objects a look (with the JIT and GC work they caused, most of an idle daemon's
+     * CPU).
+     */
+    private static final ThreadLocal<byte[]> BUFFER = ThreadLocal.withInitial(() -> new byte[STAT_BUFFER_LENGTH]);
+    /** Computed after the buffer above: static fields are initialised in the order they are written. */
+    private static final long SELF = compute(ProcessHandle.current().pid());
+
     /** Start time of {@code pid} in clock ticks since boot, or -1 when it does not exist (or is a zombie). */
     static long startTicks(long pid) {
-        String stat;
-        try {
-            stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"), StandardCharsets.ISO_8859_1);
+        byte[] buffer = BUFFER.get();
+        int length;
+        try (FileInputStream in = new FileInputStream("/proc/" + pid + "/stat")) {
+            length = 0;
+            int n;
+            while ((n = in.read(buffer, length, buffer.length - length)) > 0) {
+                length += n;
+                if (length == buffer.length) {
+                    buffer = Arrays.copyOf(buffer, buffer.length * 2);
+                }
+            }
         } catch (IOException e) {
             return -1;
         }
-        // The command name (field 2) may hold spaces and parentheses: parse from the last ')'.
-        int close = stat.lastIndexOf(')');
-        if (close < 0) {
+        return parseStartTicks(buffer, length);
+    }
+
+    /**
+     * Field 22 of the {@code stat} text in {@code stat[0, length)}, or -1 for a zombie or dead process (state Z or
+     * X) or text that does not have it. The command name (field 2) may hold spaces and parentheses: fields are
+     * counted from the last ')'.
+     */
+    static long parseStartTicks(byte[] stat, int length) {
+        int close = length - 1;
+        while (close >= 0 && stat[close] != ')') {
+            close--;
+        }
+        int at = close + 2;  // field 3, after ") "
+        if (close < 0 || at >= length) {
             return -1;
         }
-        String[] fields = stat.substring(close + 2).split(" ");
-        // fields[0] is field 3 (state); field 22 (starttime) is fields[19].
-        if (fields.length < 20 || fields[0].equals("Z") || fields[0].equals("X")) {
+        if (stat[at] == 'Z' || stat[at] == 'X') {
             return -1;
         }
-        return Long.parseLong(fields[19]);
+        for (int field = 0; field < START_TIME_FIELD_AFTER_STATE; field++) {
+            while (at < length && stat[at] != ' ') {
+                at++;
+            }
+            at++;  // past the space
+        }
+        long ticks = 0;
+        int digits = 0;
+        while (at < length && stat[at] >= '0' && stat[at] <= '9') {
+            ticks = ticks * 10 + (stat[at++] - '0');
+            digits++;
+        }
+        return digits == 0 ? -1 : ticks;
     }
 }

@@ -67,4 +67,29 @@ class ProcessIdentityTest {
             }
         }
     }
+
+    private static long parse(String stat) {
+        byte[] bytes = stat.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+        return ProcessIdentity.parseStartTicks(bytes, bytes.length);
+    }
+
+    @Test
+    void shouldParseField22CountingFromTheLastParenthesisAndRefuseZombiesAndShortText() {
+        String after = " 1 1 1 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 ";
+        assertEquals(123456, parse("42 (a) (b c) S" + after + "123456 999 7\n"));
+        assertEquals(-1, parse("42 (x) Z" + after + "123456 999 7\n"), "a zombie is dead");
+        assertEquals(-1, parse("42 (x) X" + after + "123456 999 7\n"));
+        assertEquals(-1, parse("42 (x) S 1 1 1"), "too few fields");
+        assertEquals(-1, parse("42 no parenthesis"));
+        assertEquals(-1, parse("42 (x)"));
+        assertEquals(-1, parse(""));
+    }
+
+    @Test
+    void shouldReadTheSameStartTimeAsTheTextOfTheStatFile() throws Exception {
+        long pid = ProcessHandle.current().pid();
+        String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+        String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        assertEquals(Long.parseLong(fields[19]), ProcessIdentity.startTicks(pid));
+    }
 }
