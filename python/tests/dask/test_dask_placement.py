@@ -314,3 +314,55 @@ def test_the_collectors_poll_set_reports_pipes_pidfds_and_the_wake_pipe_and_foll
             b.close()
         os.close(wake_r)
         os.close(wake_w)
+
+
+def test_an_input_in_depot_no_longer_ties_a_batch_to_its_holder():
+    pool = _pool()
+    compute = Compute(pool, 1)
+    a, b = pool.workers
+    old, fresh = Held(os.urandom(20), 8 << 20, a.pid), Held(os.urandom(20), 8 << 20, b.pid)
+    _queue(pool, compute, ["combine"], held=[old, fresh])
+    batch = pool._pending[0]
+    assert pool._preferred(batch) == a.pid  # equal bytes: the first holder
+    compute.published.add(bytes(old.oid))
+    assert pool._preferred(batch) == b.pid  # the input not in Depot decides
+    compute.published.add(bytes(fresh.oid))
+    assert pool._preferred(batch) is None  # all in Depot, no family: anywhere
+
+
+def test_an_idle_worker_publishes_ahead_what_waits_for_a_busy_one_and_nothing_a_running_task_reads():
+    pool = _pool()
+    pool.published_count = pool.published_when_idle_count = 0
+    compute = Compute(pool, 1)
+    pool._live_computes = {compute}
+    idle, busy = pool.workers
+    waiting = Held(os.urandom(20), 8 << 20, idle.pid)   # its dependent waits for the busy worker's leaf
+    read_now = Held(os.urandom(20), 8 << 20, idle.pid)  # its dependent runs on the busy worker now
+    theirs = Held(os.urandom(20), 8 << 20, busy.pid)
+    compute.live_held = {"waiting": waiting, "read-now": read_now, "theirs": theirs}
+    compute.dependents = {"waiting": {"top"}, "read-now": {"running"}, "theirs": {"top"}}
+    assert pool._publish_for_idle() == {}  # nobody busy: a chain waiting for the scheduler, not for a worker
+    busy.inflight[1] = _Batch(1, compute, ["running"], {}, [], b"", ())
+    assert pool._publish_for_idle() == {idle: [bytes(waiting.oid)]}
+    assert pool._publish_for_idle() == {}  # asked once
+    assert bytes(waiting.oid) in compute.published and pool.published_when_idle_count == 1
+    _queue(pool, compute, ["queued"])
+    compute.published.clear()
+    assert pool._publish_for_idle() == {}  # something queued: the idle worker gets that instead
+
+
+def test_a_worker_deletes_the_copies_it_published_ahead_when_it_forgets_them():
+    from depot.dask import _worker
+    deleted = []
+
+    class Client:
+        def delete(self, oid):
+            deleted.append(bytes(oid))
+
+    state = _worker._WorkerState(Client(), 1 << 16)
+    ahead, asked = b"p" * 12 + os.urandom(8), b"p" * 12 + os.urandom(8)
+    state.held = {ahead: object(), asked: object()}
+    state.published_ahead = {ahead}
+    state.drop_prefix(b"p" * 12)
+    assert deleted == [ahead] and state.held == {} and state.published_ahead == set()
+    state.publish([os.urandom(20)], ahead=True)  # no longer held: skipped (Client has no put_object to call)
