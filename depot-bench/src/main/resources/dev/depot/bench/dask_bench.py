@@ -35,6 +35,10 @@ import dask_bench_env
 SKIPPED = 3  # exit status: this interpreter lacks Dask or NumPy
 MIB = 1 << 20
 PART_LOCAL_CLUSTER = "local-cluster"
+PART_DASK_ON_RAY = "dask-on-ray"
+#: dask-on-ray runs in a child driver stopped after this long: Ray hung once after ``ray.init`` here (2026-12-02),
+#: and in this process it would have hung the whole benchmark
+DASK_ON_RAY_TIMEOUT_S = 300
 
 
 # ---- measuring ------------------------------------------------------------------------------------------
@@ -214,6 +218,48 @@ def dask_on_ray():
         yield ray_dask_get
     finally:
         ray.shutdown()
+
+
+def dask_on_ray_part(directory, capacity, spec):
+    """dask-on-ray's figures on the graph ``spec`` names (a dict: ``run_dask_on_ray_part``), measured by a child
+    driver in its own session (its process tree is Ray's processes, as this driver's was), or why they could not
+    be (a string: Ray missing, the child failed, or it did not finish within ``DASK_ON_RAY_TIMEOUT_S`` and was
+    killed with everything in its session)."""
+    why = ray_missing()
+    if why is not None:
+        return why
+    import signal
+    child = subprocess.Popen([sys.executable, os.path.abspath(__file__), directory, str(capacity), "--part",
+                              PART_DASK_ON_RAY, json.dumps(spec), "--warm-computes", str(WARM_COMPUTES)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = child.communicate(timeout=DASK_ON_RAY_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, err = child.communicate()
+        return "timed out after %d s (killed): %s" % (DASK_ON_RAY_TIMEOUT_S, err[-1000:])
+    for line in out.splitlines():
+        if line.startswith("{"):
+            return json.loads(line)
+    return "failed (exit %d): %s" % (child.returncode, err[-1500:])
+
+
+def run_dask_on_ray_part(params):
+    """In the child driver: dask-on-ray on case (a)'s pipeline (``{"graph": "pipeline", "tasks", "loops", "n"}``,
+    warmed up as the other schedulers, best of 2) or case (c)'s graph (``{"graph": "overhead", "n"}``, after a
+    small compute, one run); prints one JSON object, ``figures_of("dask_on_ray", ...)``."""
+    spec = json.loads(params)
+    with dask_on_ray() as ray_get:
+        if spec["graph"] == "pipeline":
+            g = pipeline(spec["tasks"], spec["loops"], spec["n"])
+            best, peak = measure(g, ray_get, [], 2, warm_graph=pipeline(spec["tasks"], WARM_LOOPS, spec["n"]))
+        else:
+            dask_compute_small(ray_get)
+            best, peak = measure(overhead_graph(spec["n"]), ray_get, [], 1, warm=False)
+    print(json.dumps(figures_of("dask_on_ray", best, peak)), flush=True)
 
 
 def ray_missing():
@@ -402,13 +448,11 @@ def case_pipeline(s, extra, quick, directory, capacity):
     # takes tens of seconds at this size)
     runs["processes"] = measure(g, "processes", extra, 1, warm=False, peak_run=not quick)
     missing = {}
+    ray = None
     if not quick:
-        why = ray_missing()
-        if why is None:
-            with dask_on_ray() as ray_get:
-                runs["dask_on_ray"] = measure(g, ray_get, extra, 2, warm_graph=warm)
-        else:
-            missing["dask_on_ray"] = why
+        ray = dask_on_ray_part(directory, capacity, {"graph": "pipeline", "tasks": tasks, "loops": loops, "n": n})
+        if isinstance(ray, str):
+            missing["dask_on_ray"], ray = ray, None
     figures = figures_of("depot", *runs["depot"])
     figures.update(placement)
     figures["python"] = "%s (dask %s)" % (sys.executable, _dask_version())
@@ -418,6 +462,9 @@ def case_pipeline(s, extra, quick, directory, capacity):
         if name != "depot":
             baseline.update(figures_of(name, best, peak))
             figures["speedup_vs_" + name] = round(best.wall / runs["depot"][0].wall, 3)
+    if ray is not None:
+        baseline.update(ray)
+        figures["speedup_vs_dask_on_ray"] = round(ray["dask_on_ray_wall_s"] / runs["depot"][0].wall, 3)
     if not quick:
         baseline["two_process_ceiling_wall_s"] = round(ceiling.best, 4)
         baseline["two_vcpu_limit_wall_s"] = round(ceiling.limit, 4)
@@ -440,7 +487,7 @@ def case_pipeline(s, extra, quick, directory, capacity):
             figures["local_cluster_python_speedup_vs_threads"] = round(lc["threads_wall_s"] / lc["depot_wall_s"], 3)
             note("LocalCluster measured under %s, beside depot.dask under the same interpreter"
                  % lc["local_cluster_python"])
-        if "dask_on_ray" in runs:
+        if ray is not None:
             met = met and figures["speedup_vs_dask_on_ray"] >= 1.0
         if "speedup_vs_local_cluster" in figures:
             met = met and figures["speedup_vs_local_cluster"] >= 1.5
@@ -565,7 +612,7 @@ def case_broadcast(s, extra, quick):
          "holds the private original and the store's copy)", ratio >= 3.0 and per_copy["tasks"] <= 1.3)
 
 
-def case_overhead(s, extra, quick):
+def case_overhead(s, extra, quick, directory, capacity):
     n = 2000 if quick else 10000
     g = overhead_graph(n)
     depot_best, depot_peak = measure(g, s, extra, 2, peak_run=not quick)
@@ -576,17 +623,14 @@ def case_overhead(s, extra, quick):
     baseline.update(figures_of("processes", proc_best, proc_peak))
     met = depot_best.wall <= 1.2 * proc_best.wall
     if not quick:
-        why = ray_missing()
-        if why is None:
-            with dask_on_ray() as ray_get:
-                dask_compute_small(ray_get)
-                ray_best, ray_peak = measure(g, ray_get, extra, 1, warm=False)
-            baseline["dask_on_ray_per_task_us"] = round(ray_best.wall / n * 1e6, 2)
-            baseline.update(figures_of("dask_on_ray", ray_best, ray_peak))
-            met = met and depot_best.wall < ray_best.wall
-        else:
-            baseline["dask_on_ray"] = why
+        ray = dask_on_ray_part(directory, capacity, {"graph": "overhead", "n": n})
+        if isinstance(ray, str):
+            baseline["dask_on_ray"] = ray
             met = False
+        else:
+            baseline["dask_on_ray_per_task_us"] = round(ray["dask_on_ray_wall_s"] / n * 1e6, 2)
+            baseline.update(ray)
+            met = met and depot_best.wall < ray["dask_on_ray_wall_s"]
     emit("c: overhead %d tasks, 1 KiB results" % n, figures, baseline, proc_best.wall / depot_best.wall,
          "per task <= 1.2x the process scheduler's, below dask-on-ray's", met)
 
@@ -682,6 +726,9 @@ def main(argv):
         if argv[i + 1] == PART_LOCAL_CLUSTER:
             run_local_cluster_part(directory, argv[i + 2])
             return
+        if argv[i + 1] == PART_DASK_ON_RAY:
+            run_dask_on_ray_part(argv[i + 2])
+            return
         raise SystemExit("unknown part %r" % argv[i + 1])
     if not quick:
         _reexec_in_env(argv)
@@ -707,7 +754,7 @@ def main(argv):
             if "b" in cases:
                 case_broadcast(s, [daemon.pid], quick)
             if "c" in cases:
-                case_overhead(s, [daemon.pid], quick)
+                case_overhead(s, [daemon.pid], quick, directory, capacity)
             if "d" in cases:
                 case_cache(s, quick)
 
