@@ -424,8 +424,9 @@ class Pool:
         use for, those inputs no longer tie the combines to it (``_preferred`` counts only inputs not in Depot), so
         the chain runs where the last leaf ran without waiting for a copy at each level. Only results with no
         dependent in flight: a dependent sent later comes after the publish request (on the holder's pipe, which
-        its reader answers in order) or reads the copy in Depot, so the result is never released before its copy
-        is made."""
+        its reader answers in order) or reads the copy in Depot, so no task releases the result before its copy
+        is made. The end of the compute can (its failure, or a result no task needs); the holder deletes the copies
+        it published ahead when it forgets them (``_WorkerState._forget``)."""
         if self._pending:
             return {}
         idle = {w.pid: w for w in self.workers if w.alive and not w.inflight}
