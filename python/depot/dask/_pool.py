@@ -73,8 +73,6 @@ class Compute:
         self.functions = ComputeFunctions()
         #: raw ids of held results their holders were asked to store in Depot
         self.published = set()
-        #: key -> ``Held`` result some task or the caller still needs (kept by the scheduler's ``cache=`` mapping)
-        self.live_held = {}
         #: ``get_async``'s dependents (key -> keys that need it), once its start-state callback has run
         self.dependents = None
         #: placement: key -> pid of the worker that claimed it (it ran the first placed input of it, or of one of
@@ -266,8 +264,6 @@ class Pool:
         #: held results whose holders were asked to store them in Depot, and batches given back by the worker
         #: they waited on for an idle one, in all (tests, figures)
         self.published_count = 0
-        #: of those, published by an idle worker ahead of need (``_publish_for_idle``)
-        self.published_when_idle_count = 0
         self.taken_back_count = 0
         self.directory = directory
         self.inline_bytes = inline_bytes
@@ -275,8 +271,6 @@ class Pool:
         self.token = os.urandom(TOKEN_LENGTH)
         self._lock = threading.Lock()
         self._computes = itertools.count(1)
-        #: computes begun and not ended (for ``_publish_for_idle``)
-        self._live_computes = set()
         self._batches = itertools.count(1)
         self._indexes = itertools.count(0)
         self._closing = False
@@ -321,10 +315,7 @@ class Pool:
     # ---- submitting -----------------------------------------------------------------------------------
 
     def new_compute(self):
-        compute = Compute(self, next(self._computes))
-        with self._lock:
-            self._live_computes.add(compute)
-        return compute
+        return Compute(self, next(self._computes))
 
     def submit(self, compute, fn, args):
         """Queues a batch (``fn(args)``, as ``dask.local.get_async`` submits it) for the next worker with a free
@@ -374,7 +365,6 @@ class Pool:
                 choice = self._choose()
                 if choice is None:
                     take_back = self._take_back_for_idle()
-                    idle_publish = self._publish_for_idle()
                     break
                 w, batch = choice
                 w.inflight[batch.id] = batch
@@ -395,8 +385,6 @@ class Pool:
                     pass  # the worker died: the collector fails the batch
         if take_back is not None:
             self._send(*take_back)
-        for holder, raws in idle_publish.items():
-            self._send(holder, ("publish_ahead", raws))
 
     def _take_back_for_idle(self):
         """``(worker, ("unqueue", batch id))`` when a worker is idle, nothing is queued here and another worker
@@ -413,41 +401,6 @@ class Pool:
             return None
         batch.taking_back = True
         return busiest, ("unqueue", batch.id)
-
-    def _publish_for_idle(self):
-        """``{idle worker: [raw ids]}``: when nothing is queued and another worker is busy, an idle worker stores in
-        Depot the results it holds that are still needed and whose dependents are not running yet (marked asked;
-        under the lock).
-
-        At the end of a graph the worker that finished its leaves first waits for the other's last one, and
-        every combine above it needs an input from each worker: published ahead, in time the worker has no other
-        use for, those inputs no longer tie the combines to it (``_preferred`` counts only inputs not in Depot), so
-        the chain runs where the last leaf ran without waiting for a copy at each level. Only results with no
-        dependent in flight: a dependent sent later comes after the publish request (on the holder's pipe, which
-        its reader answers in order) or reads the copy in Depot, so no task releases the result before its copy
-        is made. The end of the compute can (its failure, or a result no task needs); the holder deletes the copies
-        it published ahead when it forgets them (``_WorkerState._forget``)."""
-        if self._pending:
-            return {}
-        idle = {w.pid: w for w in self.workers if w.alive and not w.inflight}
-        if not idle or not any(w.alive and w.inflight for w in self.workers):
-            return {}  # no worker busy: the graph itself waits for the scheduler (a chain), not for another worker
-        running = {key for w in self.workers for b in w.inflight.values() for key in b.keys}
-        out = {}
-        for compute in self._live_computes:
-            dependents = compute.dependents
-            if dependents is None or compute.abandoned:
-                continue
-            for key, held in list(compute.live_held.items()):
-                holder = idle.get(held.holder)
-                raw = bytes(held.oid)
-                if holder is None or raw in compute.published or any(d in running for d in dependents.get(key, ())):
-                    continue
-                compute.published.add(raw)
-                self.published_count += 1
-                self.published_when_idle_count += 1
-                out.setdefault(holder, []).append(raw)
-        return out
 
     def _choose(self):
         """``(worker, batch)`` to send next, taken off the queue, or None (under the lock)."""
@@ -556,7 +509,6 @@ class Pool:
     def end_compute(self, compute):
         """Every worker forgets what it holds of ``compute``."""
         with self._lock:
-            self._live_computes.discard(compute)
             workers = [w for w in self.workers if w.alive]
         for w in workers:
             with w.send_lock:

@@ -8,8 +8,6 @@ The messages on the worker's pipe, pickled:
                           run a batch, the batch being (function, arguments, {key: object id for its result})
                           pickled with by-value functions as numbers (see _functions)
                           ("publish", [ids])     store these held results in Depot (others need them)
-                          ("publish_ahead", [ids]) the same, ahead of need (the worker is idle); skip any no
-                                                 longer held
                           ("drop", [ids])        forget these held results (no task needs them any more)
                           ("drop_prefix", prefix) forget every held result whose id starts with prefix
                           ("unqueue", batch id)  give this batch back if it has not started
@@ -84,8 +82,6 @@ class _WorkerState:
         self.batch_oids = {}
         #: results this worker computed and keeps: raw id -> object (or, once published, its view in Depot)
         self.held = {}
-        #: raw ids of held results this worker stored in Depot ahead of need (``publish_ahead``)
-        self.published_ahead = set()
 
     def resolve(self, value):
         if isinstance(value, Held):
@@ -143,18 +139,15 @@ class _WorkerState:
             return Held(raw, nbytes, self.pid)
         return Inline(stream, [r.tobytes() for r in raws])
 
-    def publish(self, raws, ahead=False):
+    def publish(self, raws):
         """Stores the held results ``raws`` in Depot (from the reader thread); each then stays held as its view in
-        Depot, so that the private copy goes. A result no longer held is stored as a ``PublishFailed`` for the
-        task waiting for it, or skipped when published ``ahead`` of need (no one waits for it)."""
+        Depot, so that the private copy goes."""
         from depot.errors import ObjectExistsError
         for raw in raws:
             obj = self.held.get(raw)
             oid = ObjectId(raw)
             if obj is None:
-                if not ahead:
-                    put_object(self.client, oid,
-                               PublishFailed("it was no longer held by depot.dask worker %d" % self.pid))
+                put_object(self.client, oid, PublishFailed("it was no longer held by depot.dask worker %d" % self.pid))
                 continue
             try:
                 put_object(self.client, oid, obj)
@@ -172,31 +165,14 @@ class _WorkerState:
                 continue
             if self.held.get(raw) is obj:
                 self.held[raw] = view
-                if ahead:
-                    self.published_ahead.add(raw)
 
     def drop(self, raws):
-        """Forgets ``raws``; the scheduler deletes the copies in Depot of those it asked for, this worker those it
-        published ahead of need (``_forget``)."""
         for raw in raws:
-            self._forget(raw)
+            self.held.pop(raw, None)
 
     def drop_prefix(self, prefix):
-        """Forgets every result of the compute ``prefix`` names (it ended or was abandoned)."""
         for raw in [r for r in self.held if r.startswith(prefix)]:
-            self._forget(raw)
-
-    def _forget(self, raw):
-        """Drops ``raw``, and deletes its copy in Depot if it was published ahead of need: the scheduler may have
-        deleted that id before the copy was made (it was asked for while the compute ended or was abandoned), and
-        only this worker, which answers requests in order, knows that the copy exists now."""
-        self.held.pop(raw, None)
-        if raw in self.published_ahead:
-            self.published_ahead.discard(raw)
-            try:
-                self.client.delete(ObjectId(raw))
-            except Exception:
-                pass  # deleted already (by the scheduler), or the daemon is gone
+            self.held.pop(raw, None)
 
     def finish_batch(self):
         # the inputs' arrays become garbage, and their pins go with them (releases never cross the socket)
@@ -464,8 +440,6 @@ def _read(conn, send, state, batches):
             tag = header[0]
             if tag == "publish":
                 state.publish(header[1])
-            elif tag == "publish_ahead":
-                state.publish(header[1], ahead=True)
             elif tag == "drop":
                 state.drop(header[1])
             elif tag == "drop_prefix":

@@ -166,20 +166,16 @@ class _Results(collections.abc.MutableMapping):
     def __setitem__(self, key, value):
         if isinstance(value, Held):
             self._hold_held(value)
-            self._compute.live_held[key] = value
         elif isinstance(value, Stored):
             self._hold(value)
         elif not isinstance(value, Inline):
             value = self._literal(value)
-        if not isinstance(value, Held):
-            self._compute.live_held.pop(key, None)
         old = self._data.get(key)
         self._data[key] = value
         if old is not None:
             self._drop(old)
 
     def __delitem__(self, key):
-        self._compute.live_held.pop(key, None)
         self._drop(self._data.pop(key))
 
     def __iter__(self):
@@ -246,7 +242,6 @@ class _Results(collections.abc.MutableMapping):
         with self._lock:
             pins, self._pins = self._pins, {}
             self._data.clear()
-            self._compute.live_held.clear()
             closed, self._closed = self._closed, True
         if closed:
             return
