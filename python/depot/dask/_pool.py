@@ -237,11 +237,12 @@ class _Poller:
 
     def wait(self, workers):
         """``[(worker, CONN | SENTINEL)]`` ready among ``workers`` (blocking), ``(None, None)`` for the pipe."""
-        key = tuple((w.conn.fileno(), w.sentinel) for w in workers)
+        # the workers themselves too: a replacement's descriptors may reuse a dead worker's numbers
+        key = tuple((w, w.conn.fileno(), w.sentinel) for w in workers)
         if key != self._key:
             self._poll = select.poll()
             self._by_fd = {self._wake_fd: (None, None)}
-            for w, (conn_fd, sentinel) in zip(workers, key):
+            for w, conn_fd, sentinel in key:
                 self._by_fd[conn_fd] = (w, self.CONN)
                 if sentinel is not None:
                     self._by_fd[sentinel] = (w, self.SENTINEL)

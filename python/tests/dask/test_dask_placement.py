@@ -328,3 +328,31 @@ def test_an_input_in_depot_no_longer_ties_a_batch_to_its_holder():
     assert pool._preferred(batch) == b.pid  # the input not in Depot decides
     compute.published.add(bytes(fresh.oid))
     assert pool._preferred(batch) is None  # all in Depot, no family: anywhere
+
+
+def test_the_collectors_poll_set_follows_a_replacement_that_reuses_the_dead_workers_descriptors():
+    import multiprocessing.connection
+    import socket
+    from depot.dask._pool import _Poller
+    wake_r, wake_w = os.pipe()
+    ours, theirs = socket.socketpair()
+    dead, replacement = _StandIn(300), _StandIn(301)
+    try:
+        dead.conn = multiprocessing.connection.Connection(os.dup(ours.fileno()))
+        dead.sentinel = replacement.sentinel = None
+        poller = _Poller(wake_r)
+        theirs.sendall(b"\0\0\0\1x")
+        assert poller.wait([dead]) == [(dead, _Poller.CONN)]
+        number = dead.conn.fileno()
+        dead.conn.close()
+        replacement.conn = multiprocessing.connection.Connection(os.dup(ours.fileno()))
+        assert replacement.conn.fileno() == number  # the lowest free descriptor: the dead worker's
+        assert poller.wait([replacement]) == [(replacement, _Poller.CONN)]
+    finally:
+        for w in (dead, replacement):
+            if getattr(w, "conn", None) is not None and not w.conn.closed:
+                w.conn.close()
+        ours.close()
+        theirs.close()
+        os.close(wake_r)
+        os.close(wake_w)
