@@ -36,9 +36,10 @@ SKIPPED = 3  # exit status: this interpreter lacks Dask or NumPy
 MIB = 1 << 20
 PART_LOCAL_CLUSTER = "local-cluster"
 PART_DASK_ON_RAY = "dask-on-ray"
-#: dask-on-ray runs in a child driver stopped after this long: Ray hung once after ``ray.init`` here (2026-12-02),
-#: and in this process it would have hung the whole benchmark
+#: the child drivers of baselines are stopped after this long (``run_part``): Ray hung once after ``ray.init`` here
+#: (2026-12-02), and in this process it would have hung the whole benchmark
 DASK_ON_RAY_TIMEOUT_S = 300
+LOCAL_CLUSTER_TIMEOUT_S = 600
 
 
 # ---- measuring ------------------------------------------------------------------------------------------
@@ -220,31 +221,39 @@ def dask_on_ray():
         ray.shutdown()
 
 
-def dask_on_ray_part(directory, capacity, spec):
-    """dask-on-ray's figures on the graph ``spec`` names (a dict: ``run_dask_on_ray_part``), measured by a child
-    driver in its own session (its process tree is Ray's processes, as this driver's was), or why they could not
-    be (a string: Ray missing, the child failed, or it did not finish within ``DASK_ON_RAY_TIMEOUT_S`` and was
-    killed with everything in its session)."""
-    why = ray_missing()
-    if why is not None:
-        return why
+def run_part(python, directory, capacity, part, params, timeout):
+    """The JSON object this script prints when run as a child driver (``--part part params``) under ``python``, or
+    why there is none (a string: it failed, or it did not finish within ``timeout`` seconds and was killed with
+    every process of its process group, the baseline's own included). A process group and not a session: the
+    kernel's autogroup shares the CPU between sessions, and the child's figures must see the machine as this
+    driver does."""
     import signal
-    child = subprocess.Popen([sys.executable, os.path.abspath(__file__), directory, str(capacity), "--part",
-                              PART_DASK_ON_RAY, json.dumps(spec), "--warm-computes", str(WARM_COMPUTES)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    group = {"process_group": 0} if sys.version_info >= (3, 11) else {"preexec_fn": os.setpgrp}
+    child = subprocess.Popen([python, os.path.abspath(__file__), directory, str(capacity), "--part", part,
+                              json.dumps(params), "--warm-computes", str(WARM_COMPUTES)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **group)
     try:
-        out, err = child.communicate(timeout=DASK_ON_RAY_TIMEOUT_S)
+        out, err = child.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         try:
             os.killpg(child.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
         out, err = child.communicate()
-        return "timed out after %d s (killed): %s" % (DASK_ON_RAY_TIMEOUT_S, err[-1000:])
+        return "timed out after %d s under %s (killed): %s" % (timeout, python, err[-1000:])
     for line in out.splitlines():
         if line.startswith("{"):
             return json.loads(line)
-    return "failed (exit %d): %s" % (child.returncode, err[-1500:])
+    return "failed under %s (exit %d): %s" % (python, child.returncode, err[-1500:])
+
+
+def dask_on_ray_part(directory, capacity, spec):
+    """dask-on-ray's figures on the graph ``spec`` names (a dict: ``run_dask_on_ray_part``), measured by a child
+    driver whose process tree is Ray's processes, as this driver's was, or why they could not be (a string)."""
+    why = ray_missing()
+    if why is not None:
+        return why
+    return run_part(sys.executable, directory, capacity, PART_DASK_ON_RAY, spec, DASK_ON_RAY_TIMEOUT_S)
 
 
 def run_dask_on_ray_part(params):
@@ -519,15 +528,11 @@ def local_cluster_part(directory, capacity, tasks, loops, n, reps):
     python, versions = dask_bench_env.distributed_python()
     if python is None:
         return versions
-    args = json.dumps({"tasks": tasks, "loops": loops, "n": n, "reps": reps})
-    done = subprocess.run([python, os.path.abspath(__file__), directory, str(capacity), "--part", PART_LOCAL_CLUSTER,
-                           args, "--warm-computes", str(WARM_COMPUTES)], capture_output=True, text=True, timeout=600)
-    for line in done.stdout.splitlines():
-        if line.startswith("{"):
-            out = json.loads(line)
-            out["local_cluster_python"] = "%s (%s)" % (python, versions)
-            return out
-    return "failed under %s (exit %d): %s" % (python, done.returncode, done.stderr[-1500:])
+    out = run_part(python, directory, capacity, PART_LOCAL_CLUSTER,
+                   {"tasks": tasks, "loops": loops, "n": n, "reps": reps}, LOCAL_CLUSTER_TIMEOUT_S)
+    if isinstance(out, dict):
+        out["local_cluster_python"] = "%s (%s)" % (python, versions)
+    return out
 
 
 def run_local_cluster_part(directory, params):
