@@ -346,7 +346,8 @@ class TwoProcessCeiling:
         import multiprocessing
         self.tasks, self.loops, self.n = tasks, loops, n
         self._cpus = _two_cpus()
-        self._pool = multiprocessing.get_context("fork").Pool(2)
+        # glibc keeps freed memory as in a depot.dask worker, so that both measure the leaves, not fresh pages
+        self._pool = multiprocessing.get_context("fork").Pool(2, initializer=_keep_freed_memory)
         self._pool.starmap(_gil_tasks_on, [(self._cpus[0], 0, 2, loops, n), (self._cpus[1], 2, 2, loops, n)])
         self.best = None
         self.limit = None
@@ -382,11 +383,99 @@ class TwoProcessCeiling:
         self._pool.join()
 
 
-def measure_interleaved(graph, schedulers, extra, reps, warm_graph=None, ceiling=None):
+def _keep_freed_memory():
+    from depot.dask._worker import _keep_freed_memory as keep
+    keep()
+
+
+#: the static schedule's second process waits this long at most for the first one's half in the store
+STATIC_HAND_OVER_TIMEOUT_S = 120
+_static_client = None
+
+
+def _static_init(directory):
+    """A process of the static schedule: its own Depot client, and glibc told to keep freed memory as a depot.dask
+    worker does (``_keep_freed_memory``: a first touch of a page costs ~10-17 us here, so a process that got fresh
+    pages for every array would measure the VM, not the schedule)."""
+    global _static_client
+    import depot
+    _keep_freed_memory()
+    _static_client = depot.connect(directory)
+
+
+def _static_half(first, count, loops, n, raw_id, hand_over):
+    """Leaves ``first..first+count`` and their combines, depth first (as Dask orders them, so that few results are
+    alive at once); then either stores the half's result under ``raw_id`` or waits for the other half there,
+    combines and reduces."""
+    from depot.ids import ObjectId
+    stack = []  # (height, array): two of one height are combined at once
+    for i in range(first, first + count):
+        height, x = 0, gil_task(i, loops, n)
+        while stack and stack[-1][0] == height:
+            x = combine(stack.pop()[1], x)
+            height += 1
+        stack.append((height, x))
+    mine = stack[0][1] if len(stack) == 1 else combine(*[x for _, x in stack[:2]])
+    oid = ObjectId(raw_id)
+    if hand_over:
+        _static_client.put_object(oid, mine)
+        return None
+    other = _static_client.get_object(oid, timeout=STATIC_HAND_OVER_TIMEOUT_S)
+    try:
+        return reduce_all([mine, other])
+    finally:
+        del other
+        _static_client.delete(oid)
+
+
+class StaticSchedule:
+    """Case (a)'s whole graph with no scheduler: two plain processes (forked once, warmed up, each with a Depot
+    client) run half the leaves each and combine them in place; one hands its half over through Depot, the other
+    makes the last combine and the reduction. One transfer and no messages at all: what a scheduler that knew the
+    graph and the machine in advance would reach with equal vCPUs. The leaves-only ceiling (``TwoProcessCeiling``)
+    leaves out the combines; this one does not, so the gap between it and depot.dask is the scheduling itself."""
+
+    def __init__(self, directory, tasks, loops, n):
+        import multiprocessing
+        self.tasks, self.loops, self.n = tasks, loops, n
+        context = multiprocessing.get_context("fork")
+        # one pool per half, so that each half surely runs in its own process
+        self._pools = [context.Pool(1, initializer=_static_init, initargs=(directory,)) for _ in range(2)]
+        self._run(WARM_LOOPS)
+        self.best = None
+
+    def _run(self, loops):
+        from depot.ids import ID_LENGTH
+        raw_id = os.urandom(ID_LENGTH)
+        half = self.tasks // 2
+        futures = [self._pools[0].apply_async(_static_half, (0, half, loops, self.n, raw_id, True)),
+                   self._pools[1].apply_async(_static_half, (half, self.tasks - half, loops, self.n, raw_id, False))]
+        return [f.get(STATIC_HAND_OVER_TIMEOUT_S * 2) for f in futures]
+
+    def round(self):
+        t = time.perf_counter()
+        self._run(self.loops)
+        wall = time.perf_counter() - t
+        self.best = wall if self.best is None else min(self.best, wall)
+        return "static %.3f s" % wall
+
+    def figures(self, threads_wall, depot_speedup):
+        static = threads_wall / self.best
+        return {"static_schedule_speedup_vs_threads": round(static, 3),
+                "fraction_of_static_schedule": round(depot_speedup / static, 3)}
+
+    def close(self):
+        for pool in self._pools:
+            pool.terminate()
+            pool.join()
+
+
+def measure_interleaved(graph, schedulers, extra, reps, warm_graph=None, references=()):
     """``{name: (best, peak)}`` for ``schedulers`` (name -> scheduler, whose processes live through a compute):
     each warmed up as ``measure`` does, then ``reps`` rounds of one unsampled run of each in turn (so that a
     machine that speeds up or slows down during the case does so for all of them), with a round of
-    ``ceiling`` (a ``TwoProcessCeiling``) in each when given, then a sampled run of each for the peak memory."""
+    each of ``references`` (``TwoProcessCeiling``, ``StaticSchedule``) in each, then a sampled run of each for the
+    peak memory."""
     import dask
     for scheduler in schedulers.values():
         _warm_up(graph, scheduler, warm_graph)
@@ -399,8 +488,8 @@ def measure_interleaved(graph, schedulers, extra, reps, warm_graph=None, ceiling
             if name not in best or m.wall < best[name].wall:
                 best[name] = m
             walls.append("%s %.3f s" % (name, m.wall))
-        if ceiling is not None:
-            walls.append(ceiling.round())
+        for reference in references:
+            walls.append(reference.round())
         note("round %d: %s" % (r + 1, ", ".join(walls)))  # how much the machine moved between rounds
     out = {}
     for name, scheduler in schedulers.items():
@@ -447,11 +536,13 @@ def case_pipeline(s, extra, quick, directory, capacity):
                 "threads": measure(g, "threads", extra, 1, warm=False, peak_run=False)}
     else:
         ceiling = TwoProcessCeiling(tasks, loops, n)
+        static = StaticSchedule(directory, tasks, loops, n)
         try:
             runs = measure_interleaved(g, {"depot": s, "threads": "threads"}, extra, reps, warm_graph=warm,
-                                       ceiling=ceiling)
+                                       references=(ceiling, static))
         finally:
             ceiling.close()
+            static.close()
     placement = depot_placement(g, s)
     # Dask's process scheduler starts a new pool for every compute, so a warm-up would not warm it; one run (it
     # takes tens of seconds at this size)
@@ -477,7 +568,9 @@ def case_pipeline(s, extra, quick, directory, capacity):
     if not quick:
         baseline["two_process_ceiling_wall_s"] = round(ceiling.best, 4)
         baseline["two_vcpu_limit_wall_s"] = round(ceiling.limit, 4)
+        baseline["static_schedule_wall_s"] = round(static.best, 4)
         figures.update(ceiling.figures(runs["threads"][0].wall, figures["speedup_vs_threads"]))
+        figures.update(static.figures(runs["threads"][0].wall, figures["speedup_vs_threads"]))
     met = figures["speedup_vs_threads"] >= 1.9 and figures["speedup_vs_processes"] >= 2.0
     if not quick:
         lc = local_cluster_part(directory, capacity, tasks, loops, n, reps)
@@ -492,6 +585,8 @@ def case_pipeline(s, extra, quick, directory, capacity):
                 lc["threads_wall_s"] / lc["two_process_ceiling_wall_s"], 3)
             figures["local_cluster_python_two_vcpu_limit_speedup_vs_threads"] = round(
                 lc["threads_wall_s"] / lc["two_vcpu_limit_wall_s"], 3)
+            figures["local_cluster_python_static_schedule_speedup_vs_threads"] = round(
+                lc["threads_wall_s"] / lc["static_schedule_wall_s"], 3)
             figures["speedup_vs_local_cluster"] = round(lc["local_cluster_wall_s"] / lc["depot_wall_s"], 3)
             figures["local_cluster_python_speedup_vs_threads"] = round(lc["threads_wall_s"] / lc["depot_wall_s"], 3)
             note("LocalCluster measured under %s, beside depot.dask under the same interpreter"
@@ -545,16 +640,19 @@ def run_local_cluster_part(directory, params):
         extra = [probe.daemon_pid]
     warm = pipeline(p["tasks"], WARM_LOOPS, p["n"])
     ceiling = TwoProcessCeiling(p["tasks"], p["loops"], p["n"])
+    static = StaticSchedule(directory, p["tasks"], p["loops"], p["n"])
     try:
         with depot.dask.Scheduler(workers=2, dir=directory) as s:
             runs = measure_interleaved(g, {"depot": s, "threads": "threads"}, extra, p["reps"], warm_graph=warm,
-                                       ceiling=ceiling)
+                                       references=(ceiling, static))
     finally:
         ceiling.close()
+        static.close()
     out = {"depot_" + k: v for k, v in figures_of("depot", *runs["depot"]).items()}
     out.update(figures_of("threads", *runs["threads"]))
     out["two_process_ceiling_wall_s"] = round(ceiling.best, 4)
     out["two_vcpu_limit_wall_s"] = round(ceiling.limit, 4)
+    out["static_schedule_wall_s"] = round(static.best, 4)
     with local_cluster() as get:
         out.update(figures_of("local_cluster", *measure(g, get, extra, 2, warm_graph=warm)))
     print(json.dumps(out), flush=True)

@@ -1,0 +1,50 @@
+"""The references `depot bench dask` measures depot.dask against on case (a): the leaves-only ceiling and the
+static schedule compute what they should, in processes of their own, and leave nothing in the store."""
+
+import os
+import sys
+
+import pytest
+
+pytest.importorskip("dask")
+pytest.importorskip("numpy")
+
+BENCH_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "..", "depot-bench", "src", "main", "resources",
+                         "dev", "depot", "bench")
+
+
+@pytest.fixture(scope="module")
+def dask_bench():
+    sys.path.insert(0, os.path.abspath(BENCH_DIR))
+    try:
+        import dask_bench
+        yield dask_bench
+    finally:
+        sys.path.remove(os.path.abspath(BENCH_DIR))
+
+
+def test_static_schedule_computes_the_pipeline_and_cleans_up(dask_bench, client):
+    import dask
+    tasks, loops, n = 8, 200, 1024
+    expected = dask.compute(dask_bench.pipeline(tasks, loops, n), scheduler="sync")[0]
+    static = dask_bench.StaticSchedule(client.directory, tasks, loops, n)
+    try:
+        assert static._run(loops)[1] == expected
+        assert "static" in static.round()
+        figures = static.figures(threads_wall=2 * static.best, depot_speedup=1.0)
+        assert figures["static_schedule_speedup_vs_threads"] == 2.0
+        assert figures["fraction_of_static_schedule"] == 0.5
+        pids = [p._pool[0].pid for p in static._pools]
+        assert len(set(pids)) == 2 and os.getpid() not in pids
+    finally:
+        static.close()
+    assert client.list() == []
+
+
+def test_ceiling_measures_both_cpus(dask_bench):
+    ceiling = dask_bench.TwoProcessCeiling(4, 200, 16)
+    try:
+        assert "limit" in ceiling.round()
+        assert ceiling.best > 0 and ceiling.limit > 0 and len(ceiling.per_task) == 2
+    finally:
+        ceiling.close()
