@@ -42,10 +42,12 @@ class AllocationLock:
         self._mine = client + 1
         self._local = threading.Lock()
 
-    def try_acquire(self):
+    def try_acquire(self, wait_local=True):
         """Takes the lock unless another process holds it past a short spin, or it waits for a rebuild: True
-        when taken (then ``release`` it)."""
-        self._local.acquire()
+        when taken (then ``release`` it). Without ``wait_local`` it also gives up when another thread of this
+        process holds it, or this one does (a finaliser may run while its thread holds the lock)."""
+        if not self._local.acquire(wait_local):
+            return False
         mine = self._mine
         word = self._word
         for _ in range(_TRY_SPINS):

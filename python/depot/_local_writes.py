@@ -1,4 +1,5 @@
-"""Creates, seals and aborts without the socket: what Java's ``Store.create``/``seal``/``abort`` do, from Python.
+"""Creates, seals, aborts and deletes without the socket: what Java's ``Store.create``/``seal``/``abort`` and
+``Deletion`` do, from Python.
 
 A create takes the allocator lock (``_alloc_lock``), checks that no live entry has the id, allocates a block
 (``_allocator``), writes the metadata after the data, inserts a CREATING entry owned by this client slot into
@@ -15,6 +16,16 @@ A seal is lock-free: a CAS of the entry's state word from CREATING (ours, this g
 to subscribers, then a bump of the id's futex word and a wake-up when someone waits (Dekker with the getter,
 which counts itself in FUTEX_WAITERS and re-checks before sleeping), and a bump of the space sequence when a
 create that may evict waits (a sealed object is evictable).
+
+A delete follows Java's ``Deletion`` step by step, so that every state it leaves is one Java's recovery knows:
+a CAS of the entry from SEALED to DELETING owned by this slot (from then on no new pin succeeds: a pinner
+re-reads the state after publishing its record); the DELETED event; a scan of every pin record. No pin: the
+block is freed under the lock. Some pin (or a busy lock): a CAS to DELETE_PENDING, counted, and, pinned, a second
+scan, so that an unpinner that cleared its record between the two and saw DELETING cannot leave the delete to
+nobody. The last unpinner, Java or Python (``ClientSlot.unpin`` calls ``finish_pending_delete``), or the
+daemon's sweep finishes a DELETE_PENDING entry. A process killed in between leaves DELETING naming a dead slot
+(the reaper makes it DELETE_PENDING) or DELETE_PENDING (the sweep finishes it). What is not a sealed object here
+(spilled, being evicted, missing) goes to the daemon, which waits for evictions and deletes spill files.
 """
 
 import struct
@@ -44,6 +55,14 @@ _MASK32 = 0xFFFFFFFF
 # States of a live entry whose id blocks a create of the same id (Java's ObjectIndex.findBlocking).
 _NOT_BLOCKING = (ES.TOMBSTONE, ES.DELETING, ES.DELETE_PENDING)
 _KNOWN_STATES = frozenset(v for k, v in vars(ES).items() if k.isupper())
+# how often a delete looks again when the entry changed under it (Java loops; here the daemon takes over after)
+_DELETE_ATTEMPTS = 64
+_U64 = struct.Struct("<Q")
+
+
+def with_state(word, owner, state):
+    """Java's IndexEntryDescriptor.withState: the same generation and flags, another owner and state."""
+    return state_word(word >> IE.GENERATION_SHIFT, owner, state, (word >> IE.FLAGS_SHIFT) & IE.FLAGS_MASK)
 
 
 def state_word(generation, owner, state, flags=0):
@@ -235,3 +254,113 @@ class LocalWrites:
         # again on the lock.
         if atomics.get_int_volatile(self._base + H.SPACE_WAITERS_OFFSET) > 0:
             atomics.futex_wake_all(self._base + H.SPACE_SEQUENCE_OFFSET)
+
+    # ---- delete ---------------------------------------------------------------------------------------
+
+    def delete(self, raw):
+        """Deletes the sealed object with id ``raw``: True once it is deleted (its block freed now, or by the last
+        unpinner), None when the daemon must do it (no sealed entry with this id here: spilled or missing; or an
+        eviction holds it)."""
+        reader = self._reader
+        home = reader.home_of(raw)
+        for _ in range(_DELETE_ATTEMPTS):
+            found = reader.find_sealed(raw, home)
+            if found is None:
+                return None
+            index_slot, generation = found
+            word = self._state_word_volatile(index_slot)
+            if word >> IE.GENERATION_SHIFT != generation or self._id_at(index_slot) != raw:
+                continue  # the slot was reused since the lookup
+            state = word & 0xFF
+            if state == ES.EVICTING:
+                return None  # the daemon waits for the eviction to end
+            if state != ES.SEALED:
+                continue
+            deleting = with_state(word, self._client, ES.DELETING)
+            if not self._compare_and_set_state_word(index_slot, word, deleting):
+                continue
+            # Ours now: its fields stay as they are until we free it.
+            if self._events.anyone_listens():
+                metadata_length, _, data_length = _BLOCK_AND_LENGTHS.unpack_from(
+                    self._mm, self._entries_offset + index_slot * IE.ENTRY_LENGTH + IE.METADATA_LENGTH_OFFSET)
+                self._events.publish(ER.TYPE_DELETED, raw, data_length, metadata_length)
+            self._finish_or_defer(index_slot, deleting, in_finaliser=False)
+            atomics.get_and_add_long(self._slot_address + CT.DELETES_OFFSET, 1)
+            return True
+        return None
+
+    def finish_pending_delete(self, index_slot, pending):
+        """Called by an unpinner that saw the entry DELETE_PENDING (``pending``, its state word) after clearing its
+        record: finishes the delete if no pin is left (Java's tryFinishDelete). Safe in a finaliser: it never
+        waits for the lock (a busy lock leaves the delete to the daemon's sweep)."""
+        deleting = with_state(pending, self._client, ES.DELETING)
+        if self._compare_and_set_state_word(index_slot, pending, deleting):
+            self._add_counter(H.PENDING_DELETES_OFFSET, -1)
+            self._finish_or_defer(index_slot, deleting, in_finaliser=True)
+
+    def _finish_or_defer(self, index_slot, deleting, in_finaliser):
+        """With the entry DELETING (``deleting``) and ours: freed now when nothing pins it and the lock is free,
+        else DELETE_PENDING."""
+        record = (index_slot + 1) << 32 | deleting >> IE.GENERATION_SHIFT
+        pinned = self._is_pinned(record)
+        if not pinned and self._free_if_unchanged(index_slot, deleting, in_finaliser):
+            return
+        pending = with_state(deleting, 0, ES.DELETE_PENDING)
+        if self._compare_and_set_state_word(index_slot, deleting, pending):
+            self._add_counter(H.PENDING_DELETES_OFFSET, 1)
+            # Dekker with unpin, which clears its record (volatile) and then loads the state (volatile): an
+            # unpinner that ran between our scan and our CAS saw DELETING and left the delete to us. Scanning
+            # again after publishing DELETE_PENDING means one of us always sees the other. (Unpinned but with the
+            # lock busy, the daemon's sweep finishes it.)
+            if pinned and not self._is_pinned(record):
+                self.finish_pending_delete(index_slot, pending)
+
+    def _free_if_unchanged(self, index_slot, deleting, in_finaliser):
+        """Frees the entry under the lock if it is still ``deleting``; False when the lock could not be taken."""
+        if not self._lock.try_acquire(wait_local=not in_finaliser):
+            return False
+        try:
+            if self._state_word_acquire(index_slot) == deleting:
+                entry = self._entries_offset + index_slot * IE.ENTRY_LENGTH
+                _, block, _ = _BLOCK_AND_LENGTHS.unpack_from(self._mm, entry + IE.METADATA_LENGTH_OFFSET)
+                if deleting >> IE.FLAGS_SHIFT & IE.FLAG_KEEP:
+                    self._add_counter(H.KEPT_BYTES_OFFSET, -self._allocator.block_size(block))
+                    self._add_counter(H.KEPT_OBJECTS_OFFSET, -1)
+                self._allocator.free(block)
+                self._remove(index_slot)
+                self._add_counter(H.OBJECT_COUNT_OFFSET, -1)
+                # bumped under the lock, as abort does: a waiting create reads it under the lock
+                atomics.get_and_add_int(self._base + H.SPACE_SEQUENCE_OFFSET, 1)
+        finally:
+            self._lock.release()
+        if atomics.get_int_volatile(self._base + H.SPACE_WAITERS_OFFSET) > 0:
+            atomics.futex_wake_all(self._base + H.SPACE_SEQUENCE_OFFSET)
+        return True
+
+    def _is_pinned(self, record):
+        """Whether any registered client holds a pin record equal to ``record`` (Java's ClientTable.isPinned).
+        The identity and high-water loads are volatile and acquire, after our CAS of the entry, so the record
+        loads (a search of each client's records up to its high-water mark) come after both."""
+        m = self._mapping
+        mm = self._mm
+        needle = _U64.pack(record)
+        for client in range(m.max_clients):
+            slot = m.client_table_offset + client * m.slot_length
+            if atomics.get_long_volatile(self._base + slot + CT.IDENTITY_OFFSET) == 0:
+                continue
+            high_water = min(atomics.get_int_acquire(self._base + slot + CT.PIN_HIGH_WATER_OFFSET), m.pins_per_client)
+            start = slot + CT.PIN_RECORDS_OFFSET
+            end = start + high_water * CT.PIN_RECORD_LENGTH
+            at = mm.find(needle, start, end)
+            while at >= 0:
+                if (at - start) % CT.PIN_RECORD_LENGTH == 0:
+                    return True
+                at = mm.find(needle, at + 1, end)
+        return False
+
+    def _state_word_volatile(self, index_slot):
+        return atomics.get_long_volatile(self._entries + index_slot * IE.ENTRY_LENGTH + IE.STATE_WORD_OFFSET)
+
+    def _compare_and_set_state_word(self, index_slot, expected, value):
+        return atomics.compare_and_set_long(self._entries + index_slot * IE.ENTRY_LENGTH + IE.STATE_WORD_OFFSET,
+                                            expected, value)

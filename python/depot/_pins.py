@@ -7,8 +7,8 @@ process killed at any instruction leaves only whole records, which the daemon cl
 slot of a dead process (every 100 ms). Free record positions are a process-local stack (lowest first, so
 the high-water mark that scanners read stays low), published high-water mark before record.
 
-Thread-safe, and safe to call from finalisers: ``unpin`` takes no lock (list append and pop are atomic in
-CPython). After ``os.fork()`` the slot is the parent's: the child neither pins nor unpins in it.
+Thread-safe, and safe to call from finalisers: ``unpin`` waits for no lock (list append and pop are atomic in
+CPython; a delete it finishes takes the allocator lock only if it is free at once). After ``os.fork()`` the slot is the parent's: the child neither pins nor unpins in it.
 """
 
 import threading
@@ -54,6 +54,10 @@ class ClientSlot:
         self._records = self.address + CT.PIN_RECORDS_OFFSET
         self._free = list(range(self.capacity - 1, -1, -1))
         self._high_water = 0
+        self._entries = mapping.base + mapping.index_offset
+        #: ``(index slot, state word)`` -> None: finishes a delete this slot's unpin found DELETE_PENDING (set by
+        #: the client to its ``LocalWrites.finish_pending_delete``; None: the daemon's sweep does)
+        self.finish_pending_delete = None
         self._lock = threading.Lock()
         self._closed = False
         # objects this slot is creating without the daemon (CREATING entries naming the slot): while any is
@@ -96,11 +100,23 @@ class ClientSlot:
 
     def unpin(self, position, record):
         """Clears a record (volatile), then looks at the entry (volatile) as Java's last unpinner does: a delete
-        that this pin held back (DELETE_PENDING, same generation) is left to the daemon's sweep, which finishes
-        it within its reap interval; this client has no allocator to free it with."""
+        that this pin held back (DELETE_PENDING, same generation) is finished here (``finish_pending_delete``,
+        which frees it when no other pin is left and the lock is free), else by the daemon's sweep within its reap
+        interval."""
         if self.fork_generation != _process._fork_generation:
             return  # the parent's pin: not ours to release
         atomics.put_long_volatile(self._records + position * CT.PIN_RECORD_LENGTH, 0)
+        # before the position is free again: until then the slot cannot be given back, so the delete finished
+        # here (owned by this slot) is this slot's
+        finish = self.finish_pending_delete
+        if finish is not None:
+            index_slot = (record >> 32) - 1
+            word = atomics.get_long_volatile(self._entries + index_slot * IE.ENTRY_LENGTH + IE.STATE_WORD_OFFSET)
+            if word & 0xFF == EntryState.DELETE_PENDING and word >> IE.GENERATION_SHIFT == record & 0xFFFFFFFF:
+                try:
+                    finish(index_slot, word)
+                except Exception:
+                    pass  # the daemon's sweep finishes it; an unpin (often a finaliser) must not fail
         self._free.append(position)
         if self._closed and len(self._free) == self.capacity and not self._creating:
             self._release_slot()

@@ -2,9 +2,10 @@
 
 ``get``, ``get_many``, ``contains``, ``get_array`` and releasing never talk to the daemon: the client has a
 slot of its own in the store's client table and pins objects there (``_index``, ``_pins``). Creating,
-sealing and aborting do not either in the common case (``_local_writes``): only a create that needs room made
-(eviction, waiting, spilling) or meets a busy allocator lock goes to the daemon. Deleting, listing, statistics
-and eviction are requests on the control socket (``_connection``). The store file is mapped once per process
+sealing, aborting and deleting do not either in the common case (``_local_writes``): only a create that needs
+room made (eviction, waiting, spilling) or meets a busy allocator lock, and the delete of a spilled object or
+one being evicted, go to the daemon. Listing, statistics and eviction are requests on the control socket
+(``_connection``). The store file is mapped once per process
 (``_mapping``).
 """
 
@@ -106,6 +107,7 @@ class Client:
         self._slot = slot
         self._reader = IndexReader(mapping, slot)
         self._writes = LocalWrites(mapping, slot, self._reader)
+        slot.finish_pending_delete = self._writes.finish_pending_delete
         self._fork_generation = _process.fork_generation()
         welcome = conn.welcome
         self.protocol_version = (welcome.major, welcome.minor)
@@ -408,8 +410,16 @@ class Client:
     # ---- the rest (through the daemon) -----------------------------------------------------------------
 
     def delete(self, oid):
-        """Deletes a sealed object (deferred while pinned). False when there is none with this id."""
-        _, body = self._call(w.DELETE_TYPE, w.ID.pack(_raw_id(oid)))
+        """Deletes a sealed object (deferred while pinned: the last pin's release frees it). False when there is
+        none with this id. In shared memory (``_local_writes``); a spilled object, one being evicted and a missing
+        id go to the daemon."""
+        raw = _raw_id(oid)
+        self._reader_for_get()
+        if self._deferred_local_aborts:
+            self._abort_deferred_locally()
+        if self._writes.delete(raw):
+            return True
+        _, body = self._call(w.DELETE_TYPE, w.ID.pack(raw))
         return w.BOOLEAN.unpack_from(body)[0] == 1
 
     def list(self):

@@ -56,17 +56,17 @@ def test_python_subscriber_sees_an_object_java_sealed_in_its_own_process(shared_
         assert events.next(timeout=0) is None
 
 
-def test_java_subscriber_sees_what_python_writes_in_shared_memory_and_deletes_through_the_daemon(shared_client,
-                                                                                                 shared_daemon):
+def test_java_subscriber_sees_what_python_writes_and_deletes_in_shared_memory(shared_client, shared_daemon):
     with _java("watch", shared_daemon.dir, 2) as java:
         java.await_line("subscribed", timeout=120)
         oid = depot.ObjectId.of("from-python")
         shared_client.put(oid, b"x" * 55)
         shared_client.delete(oid)
-        daemon_pid = shared_client.daemon_pid
-        # Python sealed it itself (no daemon on the way), and the daemon deleted it.
+        # Python sealed and deleted it itself (no daemon on the way): both events name this process.
         assert java.await_line("SEALED", timeout=60) == "SEALED %s 55 %d" % (oid.hex(), os.getpid())
-        assert java.await_line("DELETED", timeout=60) == "DELETED %s 55 %d" % (oid.hex(), daemon_pid)
+        assert java.await_line("DELETED", timeout=60) == "DELETED %s 55 %d" % (oid.hex(), os.getpid())
+        # A missing id still goes to the daemon, which publishes nothing for it.
+        assert shared_client.delete(oid) is False
 
 
 def test_iterating_yields_events_in_order_and_a_full_buffer_is_reported_as_missed(shared_client):
