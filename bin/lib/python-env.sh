@@ -27,14 +27,23 @@ depot_python_env() {
       rm -rf "$tmp"
       return 1
     fi
+    depot_rename_scripts "$tmp" "$venv"
     touch "$tmp/.complete"
     # rename(2) onto an existing non-empty directory fails: then another run finished first; use its copy
     mv -T "$tmp" "$venv" 2>/dev/null || rm -rf "$tmp"
     rm -f "$tmp.log"
   fi
   # bin/python of a venv finds its site-packages relative to itself, so the renamed environment works
-  # (its bin/ scripts keep the temporary path in their #! lines: always run `python -m pip`/`-m pytest`)
   DEPOT_VENV_PYTHON="$venv/bin/python"
+}
+
+# The scripts venv and pip wrote into TMP/bin (pip, pytest, activate, ...) name TMP, where they were made, in
+# their #! lines and variables: made to name FINAL, where the environment is renamed to, so that they run there.
+depot_rename_scripts() {
+  local tmp=$1 final=$2 f
+  grep -lIF -- "$tmp" "$tmp"/bin/* 2>/dev/null | while IFS= read -r f; do
+    [ -L "$f" ] || sed -i "s|$tmp|$final|g" "$f"
+  done
 }
 
 depot_install_package() {

@@ -67,6 +67,22 @@ def has_modules(python, modules):
     return done.stdout.strip() if done.returncode == 0 else None
 
 
+def rename_scripts(tmp, final):
+    """The scripts venv and pip wrote into ``tmp/bin`` (pip, activate, ...) name ``tmp``, where they were made, in
+    their ``#!`` lines and variables: made to name ``final``, where the environment is renamed to."""
+    old, new = os.fsencode(tmp), os.fsencode(final)
+    bin_dir = os.path.join(tmp, "bin")
+    for name in os.listdir(bin_dir):
+        path = os.path.join(bin_dir, name)
+        if os.path.islink(path) or not os.path.isfile(path):
+            continue
+        with open(path, "rb") as f:
+            data = f.read()
+        if old in data and b"\0" not in data:  # text scripts only, not interpreters
+            with open(path, "wb") as f:
+                f.write(data.replace(old, new))
+
+
 def ensure_env(log=sys.stderr):
     """The bench environment's interpreter, built first when missing; None (with a message saying how to build
     it) when it cannot be built."""
@@ -92,6 +108,7 @@ def ensure_env(log=sys.stderr):
             print("dask bench: building the benchmark environment failed (baselines it would have are reported "
                   "as not installed):\n%s\nbuild it by hand with: %s" % (tail, install_command()), file=log)
             return None
+        rename_scripts(tmp, venv)
         open(os.path.join(tmp, ".complete"), "w").close()
         try:
             os.rename(tmp, venv)  # fails onto a non-empty directory: another run finished first, use its copy
