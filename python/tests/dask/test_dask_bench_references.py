@@ -48,3 +48,19 @@ def test_ceiling_measures_both_cpus(dask_bench):
         assert ceiling.best > 0 and ceiling.limit > 0 and len(ceiling.per_task) == 2
     finally:
         ceiling.close()
+
+
+def test_the_bench_environment_scripts_name_the_final_directory(dask_bench, tmp_path):
+    import dask_bench_env
+    tmp, final = tmp_path / ".bench-venv-abc", tmp_path / "bench-venv-final"
+    (tmp / "bin").mkdir(parents=True)
+    (tmp / "bin" / "pip").write_text("#!%s/bin/python\nimport pip\n" % tmp)
+    (tmp / "bin" / "activate").write_text("VIRTUAL_ENV='%s'\n" % tmp)
+    interpreter = b"\x7fELF\0" + str(tmp).encode()
+    (tmp / "bin" / "python3.11").write_bytes(interpreter)
+    (tmp / "bin" / "python").symlink_to("python3.11")
+    dask_bench_env.rename_scripts(str(tmp), str(final))
+    assert (tmp / "bin" / "pip").read_text() == "#!%s/bin/python\nimport pip\n" % final
+    assert (tmp / "bin" / "activate").read_text() == "VIRTUAL_ENV='%s'\n" % final
+    assert (tmp / "bin" / "python3.11").read_bytes() == interpreter  # binaries are left alone
+    assert (tmp / "bin" / "python").is_symlink()
