@@ -41,18 +41,22 @@ class AllocationLock:
         self._waiters = mapping.base + H.LOCK_WAITERS_OFFSET
         self._mine = client + 1
         self._local = threading.Lock()
+        #: the thread holding the lock (``threading.get_ident``), or None: a finaliser that runs in it while it
+        #: holds the lock (a garbage collection inside a create) must not wait for the lock
+        self._holder_thread = None
 
     def try_acquire(self, wait_local=True):
         """Takes the lock unless another process holds it past a short spin, or it waits for a rebuild: True
         when taken (then ``release`` it). Without ``wait_local`` it also gives up when another thread of this
         process holds it, or this one does (a finaliser may run while its thread holds the lock)."""
-        if not self._local.acquire(wait_local):
+        if self.held_by_this_thread() or not self._local.acquire(wait_local):
             return False
         mine = self._mine
         word = self._word
         for _ in range(_TRY_SPINS):
             holder = atomics.get_long_volatile(word)
             if holder == 0 and atomics.compare_and_set_long(word, 0, mine):
+                self._holder_thread = threading.get_ident()
                 return True
             if holder == mine:
                 self._local.release()
@@ -65,6 +69,9 @@ class AllocationLock:
     def acquire(self, limit_seconds=WAIT_LIMIT_SECONDS):
         """Takes the lock, sleeping on its word while another process holds it, up to ``limit_seconds``; raises
         StoreBusyError naming the holder then."""
+        if self.held_by_this_thread():
+            raise RuntimeError("allocator lock is already held by this thread (client %d): not reentrant"
+                               % (self._mine - 1))
         self._local.acquire()
         mine = self._mine
         word = self._word
@@ -74,6 +81,7 @@ class AllocationLock:
             holder = atomics.get_long_volatile(word)
             if holder == 0:
                 if atomics.compare_and_set_long(word, 0, mine):
+                    self._holder_thread = threading.get_ident()
                     return
                 continue
             if holder == mine:
@@ -95,8 +103,13 @@ class AllocationLock:
             finally:
                 atomics.get_and_add_int(self._waiters, -1)
 
+    def held_by_this_thread(self):
+        """Whether the calling thread holds the lock (it is not reentrant)."""
+        return self._holder_thread == threading.get_ident()
+
     def release(self):
         """Releases the lock (a CAS: publishes everything done under it) and wakes one sleeper, if any."""
+        self._holder_thread = None
         try:
             if not atomics.compare_and_set_long(self._word, self._mine, 0):
                 raise RuntimeError("allocator lock released by client %d but held by %d (pid %d)"

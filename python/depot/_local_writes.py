@@ -260,7 +260,8 @@ class LocalWrites:
     def delete(self, raw):
         """Deletes the sealed object with id ``raw``: True once it is deleted (its block freed now, or by the last
         unpinner), None when the daemon must do it (no sealed entry with this id here: spilled or missing; or an
-        eviction holds it)."""
+        eviction holds it). Never waits for the lock when this thread holds it (a finaliser run by a garbage
+        collection inside a create): the delete is then left DELETE_PENDING, for the daemon's sweep."""
         reader = self._reader
         home = reader.home_of(raw)
         for _ in range(_DELETE_ATTEMPTS):
@@ -316,7 +317,8 @@ class LocalWrites:
                 self.finish_pending_delete(index_slot, pending)
 
     def _free_if_unchanged(self, index_slot, deleting, in_finaliser):
-        """Frees the entry under the lock if it is still ``deleting``; False when the lock could not be taken."""
+        """Frees the entry under the lock if it is still ``deleting``; False when the lock could not be taken (held
+        by another process past a short spin, by this thread, or, ``in_finaliser``, by another thread)."""
         if not self._lock.try_acquire(wait_local=not in_finaliser):
             return False
         try:

@@ -170,3 +170,43 @@ def test_with_state_keeps_generation_and_flags():
     word = state_word(77, 5, ES.SEALED, flags=1)
     assert with_state(word, 9, ES.DELETING) == state_word(77, 9, ES.DELETING, flags=1)
     assert with_state(word, 0, ES.DELETE_PENDING) >> 32 == 77
+
+
+def test_a_delete_while_this_thread_holds_the_lock_is_left_to_the_sweep(client, daemon):
+    # What a finaliser run by a garbage collection inside a create meets: it must neither wait for the lock its
+    # own thread holds nor ask the daemon, which would wait for it too.
+    used = client.stat().used_bytes
+    client.put(I("del-in-critical-section"), b"f" * 10_000)
+    lock = client._writes._lock
+    assert lock.try_acquire()
+    try:
+        assert lock.held_by_this_thread() and not lock.try_acquire()
+        assert client.delete(I("del-in-critical-section")) is True
+        assert not client.contains(I("del-in-critical-section"))
+    finally:
+        lock.release()
+    assert _wait_for(lambda: client.stat().used_bytes == used)  # the daemon's sweep freed it
+    assert_heap_sound(daemon.dir)
+
+
+def test_a_finaliser_that_deletes_during_a_create_does_not_hang(client, daemon):
+    import gc
+    used = client.stat().used_bytes
+    client.put(I("del-finaliser"), b"g" * 10_000)
+
+    class Owner:
+        pass
+
+    owner = Owner()
+    owner.cycle = owner  # freed only by the cyclic collector, wherever it runs
+    import weakref
+    weakref.finalize(owner, client.delete, I("del-finaliser"))
+    del owner
+    lock = client._writes._lock
+    assert lock.try_acquire()
+    try:
+        gc.collect()  # as a collection inside a create would: the finaliser runs under this thread's lock
+    finally:
+        lock.release()
+    assert not client.contains(I("del-finaliser"))
+    assert _wait_for(lambda: client.stat().used_bytes == used)
