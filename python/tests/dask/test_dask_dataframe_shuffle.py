@@ -237,9 +237,18 @@ def _error_of(call):
     raise AssertionError("no exception")
 
 
-def _left_after_running_maps(directory, prefix, timeout=30):
-    """The objects with ``prefix`` left once maps still running when a compute failed had time to finish."""
+def _left_after_running_maps(directory, prefix, timeout=30, quiet=0.5):
+    """The objects with ``prefix`` left once maps still running when a compute failed had time to finish: none
+    for ``quiet`` seconds on end (a map still running in Dask's thread pool may write its slices after a first
+    look found none, and its output's finaliser deletes them after that)."""
     deadline = time.monotonic() + timeout
-    while store_objects(directory, prefix) and time.monotonic() < deadline:
+    empty_since = None
+    while time.monotonic() < deadline:
+        if store_objects(directory, prefix):
+            empty_since = None
+        elif empty_since is None:
+            empty_since = time.monotonic()
+        elif time.monotonic() - empty_since >= quiet:
+            return []
         time.sleep(0.05)
     return store_objects(directory, prefix)
