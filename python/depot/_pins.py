@@ -8,7 +8,8 @@ slot of a dead process (every 100 ms). Free record positions are a process-local
 the high-water mark that scanners read stays low), published high-water mark before record.
 
 Thread-safe, and safe to call from finalisers: ``unpin`` waits for no lock (list append and pop are atomic in
-CPython; a delete it finishes takes the allocator lock only if it is free at once). After ``os.fork()`` the slot is the parent's: the child neither pins nor unpins in it.
+CPython; a delete it finishes takes the allocator lock only if it is free at once). After ``os.fork()`` the
+slot is the parent's: the child neither pins nor unpins in it.
 """
 
 import threading

@@ -5,8 +5,7 @@ slot of its own in the store's client table and pins objects there (``_index``, 
 sealing, aborting and deleting do not either in the common case (``_local_writes``): only a create that needs
 room made (eviction, waiting, spilling) or meets a busy allocator lock, and the delete of a spilled object or
 one being evicted, go to the daemon. Listing, statistics and eviction are requests on the control socket
-(``_connection``). The store file is mapped once per process
-(``_mapping``).
+(``_connection``). The store file is mapped once per process (``_mapping``).
 """
 
 import getpass
