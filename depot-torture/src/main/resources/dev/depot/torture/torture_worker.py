@@ -48,7 +48,7 @@ def main():
     held = []
     pending = None
     client = depot.connect(directory)
-    # Register before saying so (the driver counts the client slots a worker takes): a request and a get.
+    # Register before saying so (its own slot, and the daemon's session for its connection): a request and a get.
     client.stat()
     client.get(depot.ObjectId.of("perm-0"), timeout=0).release()
     print("started", flush=True)
