@@ -238,20 +238,27 @@ class LocalWrites:
             if self._state_word_acquire(index_slot) != self._creating_word(created):
                 raise StoreFormatError("cannot abort the object in index slot %d: it is not being created by this "
                                        "client" % index_slot)
-            entry = self._entries_offset + index_slot * IE.ENTRY_LENGTH
-            _, block, _ = _BLOCK_AND_LENGTHS.unpack_from(self._mm, entry + IE.METADATA_LENGTH_OFFSET)
-            if created.flags & IE.FLAG_KEEP:
-                self._add_counter(H.KEPT_BYTES_OFFSET, -self._allocator.block_size(block))
-                self._add_counter(H.KEPT_OBJECTS_OFFSET, -1)
-            self._allocator.free(block)
-            self._remove(index_slot)
-            self._add_counter(H.OBJECT_COUNT_OFFSET, -1)
-            # The space sequence is bumped under the lock (a waiting create reads it under the lock) ...
-            atomics.get_and_add_int(self._base + H.SPACE_SEQUENCE_OFFSET, 1)
+            self._free_entry_under_lock(index_slot, created.flags & IE.FLAG_KEEP)
         finally:
             self._lock.release()
-        # ... and its sleepers are woken after the release, as Java does: woken under it, they would only sleep
-        # again on the lock.
+        self._wake_space_waiters()
+
+    def _free_entry_under_lock(self, index_slot, kept):
+        """Java's Store.freeEntryUnderLock for an entry with a block: the block freed, the entry removed, the
+        counts updated, and the space sequence bumped under the lock (a waiting create reads it under the lock);
+        its sleepers are woken after the release (``_wake_space_waiters``)."""
+        entry = self._entries_offset + index_slot * IE.ENTRY_LENGTH
+        _, block, _ = _BLOCK_AND_LENGTHS.unpack_from(self._mm, entry + IE.METADATA_LENGTH_OFFSET)
+        if kept:
+            self._add_counter(H.KEPT_BYTES_OFFSET, -self._allocator.block_size(block))
+            self._add_counter(H.KEPT_OBJECTS_OFFSET, -1)
+        self._allocator.free(block)  # checks the offset read from the entry against the heap
+        self._remove(index_slot)
+        self._add_counter(H.OBJECT_COUNT_OFFSET, -1)
+        atomics.get_and_add_int(self._base + H.SPACE_SEQUENCE_OFFSET, 1)
+
+    def _wake_space_waiters(self):
+        """After the lock's release, as Java does: woken under it, sleepers would only sleep again on the lock."""
         if atomics.get_int_volatile(self._base + H.SPACE_WAITERS_OFFSET) > 0:
             atomics.futex_wake_all(self._base + H.SPACE_SEQUENCE_OFFSET)
 
@@ -323,20 +330,10 @@ class LocalWrites:
             return False
         try:
             if self._state_word_acquire(index_slot) == deleting:
-                entry = self._entries_offset + index_slot * IE.ENTRY_LENGTH
-                _, block, _ = _BLOCK_AND_LENGTHS.unpack_from(self._mm, entry + IE.METADATA_LENGTH_OFFSET)
-                if deleting >> IE.FLAGS_SHIFT & IE.FLAG_KEEP:
-                    self._add_counter(H.KEPT_BYTES_OFFSET, -self._allocator.block_size(block))
-                    self._add_counter(H.KEPT_OBJECTS_OFFSET, -1)
-                self._allocator.free(block)
-                self._remove(index_slot)
-                self._add_counter(H.OBJECT_COUNT_OFFSET, -1)
-                # bumped under the lock, as abort does: a waiting create reads it under the lock
-                atomics.get_and_add_int(self._base + H.SPACE_SEQUENCE_OFFSET, 1)
+                self._free_entry_under_lock(index_slot, deleting >> IE.FLAGS_SHIFT & IE.FLAG_KEEP)
         finally:
             self._lock.release()
-        if atomics.get_int_volatile(self._base + H.SPACE_WAITERS_OFFSET) > 0:
-            atomics.futex_wake_all(self._base + H.SPACE_SEQUENCE_OFFSET)
+        self._wake_space_waiters()
         return True
 
     def _is_pinned(self, record):
