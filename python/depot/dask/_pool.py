@@ -78,6 +78,36 @@ class Compute:
         #: placement: key -> pid of the worker that claimed it (it ran the first placed input of it, or of one of
         #: its inputs)
         self.homes = {}
+        #: placement of the tasks ready at the start: key -> index of the worker whose share of them it is
+        #: (``split_roots``)
+        self.roots = {}
+        #: ``get_async``'s list of tasks ready and not yet submitted (its ``state["ready"]``), once its start-state
+        #: callback has run; read here only for its length
+        self.unsubmitted = None
+
+    def split_roots(self, ready, workers, chunksize):
+        """Gives each of ``workers`` workers a contiguous share of the tasks ready at the start (``get_async``'s
+        ``state["ready"]``: a list it pops from the end, the most urgent last), and reorders ``ready`` in place so
+        that ``get_async`` submits the shares' first tasks side by side, ``chunksize`` at a time.
+
+        Dask orders a tree's leaves depth first, so a contiguous share of them is a subtree: each worker computes
+        its own subtree, with its combines, and only the combines above the shares move a result between
+        workers. Without shares the workers took leaves as they freed up and met at every family's border
+        (~9 results moved per compute of benchmark case (a), against one for two halves). Tasks that become ready
+        later are appended by ``get_async`` and come first, as before (depth first, so memory stays bounded)."""
+        if not isinstance(ready, list) or workers < 2 or len(ready) < 2:
+            return
+        urgent_first = ready[::-1]
+        n = len(urgent_first)
+        shares = [urgent_first[i * n // workers:(i + 1) * n // workers] for i in range(workers)]
+        for i, share in enumerate(shares):
+            for key in share:
+                self.roots[key] = i
+        side_by_side = []
+        for start in range(0, max(len(share) for share in shares), chunksize):
+            for share in shares:
+                side_by_side.extend(share[start:start + chunksize])
+        ready[:] = side_by_side[::-1]
 
     def new_oid(self):
         return ObjectId(self.prefix + next(self._counter).to_bytes(COUNTER_LENGTH, "little"))
@@ -398,7 +428,11 @@ class Pool:
         if len(busiest.inflight) < 2:
             return None
         batch = list(busiest.inflight.values())[-1]  # the last sent: the one that waits
-        if batch.taking_back:
+        if batch.taking_back or batch.compute.unsubmitted:
+            # get_async has tasks ready that it has not submitted yet: it will as soon as it has taken in the result
+            # that made this worker idle, and the worker takes one of those. Taken back now, a batch of the other
+            # worker's share would move its results between the workers (two of every three computes of
+            # benchmark case (a) lost their shares that way, the pool being faster than get_async)
             return None
         batch.taking_back = True
         return busiest, ("unqueue", batch.id)
@@ -443,6 +477,9 @@ class Pool:
             if bytes(h.oid) not in published:
                 by_holder[h.holder] = by_holder.get(h.holder, 0) + h.nbytes
         if not by_holder:
+            share = batch.compute.roots.get(batch.keys[0])
+            if share is not None and share < len(self.workers) and self.workers[share].alive:
+                return self.workers[share].pid
             return batch.compute.home_of(batch.keys[0])
         return max(by_holder, key=by_holder.get)
 

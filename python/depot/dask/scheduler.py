@@ -28,6 +28,8 @@ INLINE_BYTES_DEFAULT = 64 << 10
 #: scheduler's default), smaller ones one task per message (so that few, long tasks spread over the workers)
 AUTO_CHUNK_MIN_TASKS_PER_WORKER = 1000
 AUTO_CHUNKSIZE = 6
+#: the tasks ready at the start are split into one contiguous share per worker (``Compute.split_roots``)
+SPLIT_ROOTS = True
 _SCALARS = (int, float, complex, str, bool, type(None))
 
 
@@ -94,13 +96,14 @@ class Scheduler:
             # the caller's callbacks as get_async would take them (the global ones unless some were given, and
             # then none for a scheduler nested inside a task), and one of ours that shows placement the graph
             with local_callbacks(kwargs.get("callbacks")) as callbacks:
-                callbacks = tuple(callbacks) + (_graph_callback(compute),)
+                chunksize = self._chunksize_for(dsk)
+                callbacks = tuple(callbacks) + (_graph_callback(compute, self._pool.size, chunksize),)
                 # twice as many batches submitted as the workers queue, so that a worker with room chooses
                 out = get_async(lambda fn, args: self._pool.submit(compute, fn, args),
                                 self._pool.size * self.depth * 2, dsk, keys, cache=results,
                                 get_id=_worker.worker_id, dumps=_worker.identity, loads=_worker.load_task,
                                 pack_exception=_worker.pack_exception, raise_exception=_raise_remote,
-                                rerun_exceptions_locally=False, chunksize=self._chunksize_for(dsk),
+                                rerun_exceptions_locally=False, chunksize=chunksize,
                                 callbacks=callbacks)
             return _materialize(out, self._client, self._pool, compute)
         except BaseException as e:
@@ -262,13 +265,18 @@ def _materialize(value, client, pool, compute):
     return value
 
 
-def _graph_callback(compute):
+def _graph_callback(compute, workers, chunksize):
     """A ``dask.callbacks.Callback`` (as the tuple ``get_async`` takes) whose start-state hook hands the
-    dependents ``get_async`` computes anyway to the compute's placement."""
+    dependents ``get_async`` computes anyway to the compute's placement, and splits the tasks ready at the start
+    into one share per worker (``Compute.split_roots``; it reorders ``state["ready"]``, which both supported
+    versions pop from the end)."""
     from dask.callbacks import Callback
 
     def start_state(dsk, state):
         compute.dependents = state.get("dependents")
+        if SPLIT_ROOTS:
+            compute.unsubmitted = state.get("ready")
+            compute.split_roots(state.get("ready"), workers, chunksize)
 
     return Callback(start_state=start_state)._callback
 

@@ -91,6 +91,69 @@ def test_the_first_leaves_of_a_tree_go_to_one_worker_per_grandparent():
     assert _place_next(pool) == (pid_of_0, "leaf-2")
 
 
+def _popped(ready):
+    """The order in which ``get_async`` takes the tasks of ``ready`` (it pops from the end)."""
+    return ready[::-1]
+
+
+def test_the_tasks_ready_at_the_start_are_split_into_one_contiguous_share_per_worker():
+    compute = Compute(_pool(), 1)
+    ready = _popped(["leaf-%d" % i for i in range(8)])
+    compute.split_roots(ready, 2, 1)
+    assert _popped(ready) == ["leaf-0", "leaf-4", "leaf-1", "leaf-5", "leaf-2", "leaf-6", "leaf-3", "leaf-7"]
+    assert compute.roots == {"leaf-%d" % i: i // 4 for i in range(8)}
+
+
+def test_shares_are_submitted_side_by_side_a_chunk_at_a_time_and_may_differ_by_one():
+    compute = Compute(_pool(), 1)
+    ready = _popped(["leaf-%d" % i for i in range(8)])
+    compute.split_roots(ready, 2, 2)
+    assert _popped(ready) == ["leaf-0", "leaf-1", "leaf-4", "leaf-5", "leaf-2", "leaf-3", "leaf-6", "leaf-7"]
+    compute = Compute(_pool(workers=3), 2)
+    ready = _popped(["t%d" % i for i in range(5)])
+    compute.split_roots(ready, 3, 1)
+    assert _popped(ready) == ["t0", "t1", "t3", "t2", "t4"]
+    assert [compute.roots["t%d" % i] for i in range(5)] == [0, 1, 1, 2, 2]
+
+
+def test_nothing_is_split_for_one_worker_or_one_task():
+    compute = Compute(_pool(), 1)
+    for ready, workers in ((["b", "a"], 1), (["a"], 2), ([], 2)):
+        before = list(ready)
+        compute.split_roots(ready, workers, 1)
+        assert ready == before
+    assert compute.roots == {}
+
+
+def test_each_worker_runs_the_leaves_of_its_own_share():
+    pool = _pool()
+    compute = Compute(pool, 1)
+    compute.dependents = _tree(16)
+    ready = _popped(["leaf-%d" % i for i in range(16)])
+    compute.split_roots(ready, 2, 1)
+    # get_async submits the first workers x depth x 2 in its (reordered) order
+    _queue(pool, compute, _popped(ready)[:8])
+    placed = [_place_next(pool) for _ in range(4)]
+    by_worker = collections.defaultdict(set)
+    for pid, key in placed:
+        by_worker[pid].add(key)
+    assert by_worker == {pool.workers[0].pid: {"leaf-0", "leaf-1"}, pool.workers[1].pid: {"leaf-8", "leaf-9"}}
+    # with its own share done, a worker takes what waits rather than idle
+    pool._pending = collections.deque(b for b in pool._pending if compute.roots[b.keys[0]] == 1)
+    for key in ("leaf-0", "leaf-1"):
+        _finish(pool, pool.workers[0].pid, key)
+    assert _place_next(pool)[0] == pool.workers[0].pid
+
+
+def test_a_share_whose_worker_died_prefers_no_worker_of_its_own():
+    pool = _pool()
+    compute = Compute(pool, 1)
+    compute.roots = {"leaf-0": 1}
+    pool.workers[1].alive = False
+    _queue(pool, compute, ["leaf-0"])
+    assert _place_next(pool) == (pool.workers[0].pid, "leaf-0")
+
+
 def test_a_worker_with_room_takes_a_batch_another_worker_would_rather_run_and_does_not_idle():
     pool = _pool()
     compute = Compute(pool, 1)
@@ -148,6 +211,18 @@ def test_an_idle_worker_takes_back_the_batch_waiting_behind_another_workers_runn
     idle.inflight = {99: object()}
     waiting.taking_back = False
     assert pool._take_back_for_idle() is None  # nobody is idle
+
+
+def test_an_idle_worker_takes_nothing_back_while_get_async_has_tasks_ready_to_submit():
+    pool = _pool()
+    compute = Compute(pool, 1)
+    busy, idle = pool.workers
+    running, waiting = (_Batch(next(_ids), compute, [k], {}, [], b"", ()) for k in ("running", "waiting"))
+    busy.inflight = {running.id: running, waiting.id: waiting}
+    compute.unsubmitted = ["leaf-9"]  # get_async submits it once it has taken in the result that idled a worker
+    assert pool._take_back_for_idle() is None
+    compute.unsubmitted.pop()
+    assert pool._take_back_for_idle() == (busy, ("unqueue", waiting.id))
 
 
 def _sleep_then_time(seconds):
