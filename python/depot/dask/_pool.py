@@ -446,21 +446,26 @@ class Pool:
             return None
         least = min(free.values(), key=lambda x: len(x.inflight))
         idle = not least.inflight
-        neutral = elsewhere = None
+        neutral = elsewhere = shared_only = None
         for i, batch in enumerate(itertools.islice(self._pending, PENDING_LOOKED_AT)):
-            preferred = self._preferred(batch)
+            preferred, by_share = self._preference(batch)
             if preferred == least.pid:
                 return least, self._take(i)
             if preferred is None:
                 neutral = i if neutral is None else neutral
-            elif elsewhere is None and preferred in free and (not free[preferred].inflight or not idle):
-                elsewhere = (free[preferred], i)
+            else:
+                if elsewhere is None and preferred in free and (not free[preferred].inflight or not idle):
+                    elsewhere = (free[preferred], i)
+                if by_share and shared_only is None:
+                    shared_only = i
         if elsewhere is not None:
             return elsewhere[0], self._take(elsewhere[1])
         if neutral is not None:
             return least, self._take(neutral)
         if idle:
-            return least, self._take(0)
+            # a task of another worker's share whose family no worker has started moves nothing when taken (its
+            # family follows it here); the first queued batch may be the sibling of one the other worker runs
+            return least, self._take(0 if shared_only is None else shared_only)
         return None  # what is queued waits for the full worker it prefers, or for a worker to become idle
 
     def _take(self, i):
@@ -469,19 +474,29 @@ class Pool:
         return batch
 
     def _preferred(self, batch):
-        """The pid of the worker ``batch`` would rather run on, or None: the one holding most bytes of its inputs
-        that are not in Depot yet (one that is can be read anywhere), else its family's."""
+        """The pid of the worker ``batch`` would rather run on, or None (``_preference``)."""
+        return self._preference(batch)[0]
+
+    def _preference(self, batch):
+        """``(pid, by_share)``: the worker ``batch`` would rather run on, or None: the one holding most bytes of its
+        inputs that are not in Depot yet (one that is can be read anywhere), else its family's (a worker runs
+        one of its dependents' inputs), else, for a task ready at the start, its share's worker (``by_share``
+        True: nothing of it is anywhere yet, so any worker may take it at no cost)."""
         published = batch.compute.published
         by_holder = {}
         for h in batch.held:
             if bytes(h.oid) not in published:
                 by_holder[h.holder] = by_holder.get(h.holder, 0) + h.nbytes
-        if not by_holder:
-            share = batch.compute.roots.get(batch.keys[0])
-            if share is not None and share < len(self.workers) and self.workers[share].alive:
-                return self.workers[share].pid
-            return batch.compute.home_of(batch.keys[0])
-        return max(by_holder, key=by_holder.get)
+        if by_holder:
+            return max(by_holder, key=by_holder.get), False
+        key = batch.keys[0]
+        family = batch.compute.home_of(key)
+        if family is not None:
+            return family, False
+        share = batch.compute.roots.get(key)
+        if share is not None and share < len(self.workers) and self.workers[share].alive:
+            return self.workers[share].pid, True
+        return None, False
 
     def _to_publish(self, compute, w, held):
         """``{holder worker: [raw ids]}``: the inputs in ``held`` that ``w`` does not hold and that their holders

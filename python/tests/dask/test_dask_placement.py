@@ -145,6 +145,26 @@ def test_each_worker_runs_the_leaves_of_its_own_share():
     assert _place_next(pool)[0] == pool.workers[0].pid
 
 
+def test_a_worker_out_of_its_share_takes_a_family_nobody_started_and_keeps_it():
+    pool = _pool()
+    compute = Compute(pool, 1)
+    compute.dependents = _tree(16)
+    ready = _popped(["leaf-%d" % i for i in range(16)])
+    compute.split_roots(ready, 2, 1)
+    fast, slow = pool.workers
+    slow.inflight = {98: object()}
+    compute.placed("leaf-8", slow.pid)  # the slow worker has started the family of leaves 8-11
+    # the fast worker has run its whole share; what is queued is the slow worker's
+    _queue(pool, compute, ["leaf-9", "leaf-12"])
+    # leaf-9's sibling is on the slow worker: taking it would move a result; leaf-12's family is nobody's yet
+    assert _place_next(pool) == (fast.pid, "leaf-12")
+    _finish(pool, fast.pid, "leaf-12")
+    # leaf-12's family is the fast worker's now: its siblings follow it there, not to their share's worker
+    _queue(pool, compute, ["leaf-13"])
+    slow.inflight = {}
+    assert _place_next(pool) == (fast.pid, "leaf-13")
+
+
 def test_a_share_whose_worker_died_prefers_no_worker_of_its_own():
     pool = _pool()
     compute = Compute(pool, 1)
