@@ -72,6 +72,24 @@ def _finish(pool, pid, key):
                     del w.inflight[batch_id]
 
 
+def _split_tree(leaves):
+    """A pool of two stand-in workers and a compute of a tree of ``leaves`` leaves, split into two shares; returns
+    them and ``get_async``'s reordered ready list."""
+    pool = _pool()
+    compute = Compute(pool, 1)
+    compute.dependents = _tree(leaves)
+    ready = _popped(["leaf-%d" % i for i in range(leaves)])
+    compute.split_roots(ready, 2, 1)
+    return pool, compute, ready
+
+
+def _by_worker(placed):
+    out = collections.defaultdict(set)
+    for pid, key in placed:
+        out[pid].add(key)
+    return out
+
+
 def test_the_first_leaves_of_a_tree_go_to_one_worker_per_grandparent():
     pool = _pool()
     compute = Compute(pool, 1)
@@ -79,9 +97,7 @@ def test_the_first_leaves_of_a_tree_go_to_one_worker_per_grandparent():
     # get_async has submitted the first workers x depth x 2 leaves before the collector thread dispatches
     _queue(pool, compute, ["leaf-%d" % i for i in range(8)])
     placed = [_place_next(pool) for _ in range(4)]
-    by_worker = collections.defaultdict(set)
-    for pid, key in placed:
-        by_worker[pid].add(key)
+    by_worker = _by_worker(placed)
     # each worker has two siblings of one grandparent: leaves 0-3 (combine-2-0) and 4-7 (combine-2-1)
     assert sorted(sorted(keys) for keys in by_worker.values()) == [["leaf-0", "leaf-1"], ["leaf-4", "leaf-5"]]
     assert pool._choose() is None  # both workers are full (depth 2)
@@ -126,17 +142,10 @@ def test_nothing_is_split_for_one_worker_or_one_task():
 
 
 def test_each_worker_runs_the_leaves_of_its_own_share():
-    pool = _pool()
-    compute = Compute(pool, 1)
-    compute.dependents = _tree(16)
-    ready = _popped(["leaf-%d" % i for i in range(16)])
-    compute.split_roots(ready, 2, 1)
+    pool, compute, ready = _split_tree(16)
     # get_async submits the first workers x depth x 2 in its (reordered) order
     _queue(pool, compute, _popped(ready)[:8])
-    placed = [_place_next(pool) for _ in range(4)]
-    by_worker = collections.defaultdict(set)
-    for pid, key in placed:
-        by_worker[pid].add(key)
+    by_worker = _by_worker([_place_next(pool) for _ in range(4)])
     assert by_worker == {pool.workers[0].pid: {"leaf-0", "leaf-1"}, pool.workers[1].pid: {"leaf-8", "leaf-9"}}
     # with its own share done, a worker takes what waits rather than idle
     pool._pending = collections.deque(b for b in pool._pending if compute.roots[b.keys[0]] == 1)
@@ -146,11 +155,7 @@ def test_each_worker_runs_the_leaves_of_its_own_share():
 
 
 def test_a_worker_out_of_its_share_takes_a_family_nobody_started_and_keeps_it():
-    pool = _pool()
-    compute = Compute(pool, 1)
-    compute.dependents = _tree(16)
-    ready = _popped(["leaf-%d" % i for i in range(16)])
-    compute.split_roots(ready, 2, 1)
+    pool, compute, _ = _split_tree(16)
     fast, slow = pool.workers
     slow.inflight = {98: object()}
     compute.placed("leaf-8", slow.pid)  # the slow worker has started the family of leaves 8-11
@@ -220,12 +225,19 @@ def test_a_batch_whose_worker_is_full_waits_unless_another_worker_is_idle():
     assert _place_next(pool) == (other.pid, "combine")  # idle: it takes it and the input moves
 
 
-def test_an_idle_worker_takes_back_the_batch_waiting_behind_another_workers_running_one():
+def _one_busy_one_idle():
+    """A pool whose first worker runs a batch and has a second one queued; the other is idle."""
     pool = _pool()
     compute = Compute(pool, 1)
     busy, idle = pool.workers
     running, waiting = (_Batch(next(_ids), compute, [k], {}, [], b"", ()) for k in ("running", "waiting"))
     busy.inflight = {running.id: running, waiting.id: waiting}
+    return pool, compute, waiting
+
+
+def test_an_idle_worker_takes_back_the_batch_waiting_behind_another_workers_running_one():
+    pool, compute, waiting = _one_busy_one_idle()
+    busy, idle = pool.workers
     assert pool._take_back_for_idle() == (busy, ("unqueue", waiting.id))
     assert pool._take_back_for_idle() is None  # asked once
     idle.inflight = {99: object()}
@@ -234,11 +246,8 @@ def test_an_idle_worker_takes_back_the_batch_waiting_behind_another_workers_runn
 
 
 def test_an_idle_worker_takes_nothing_back_while_get_async_has_tasks_ready_to_submit():
-    pool = _pool()
-    compute = Compute(pool, 1)
-    busy, idle = pool.workers
-    running, waiting = (_Batch(next(_ids), compute, [k], {}, [], b"", ()) for k in ("running", "waiting"))
-    busy.inflight = {running.id: running, waiting.id: waiting}
+    pool, compute, waiting = _one_busy_one_idle()
+    busy = pool.workers[0]
     compute.unsubmitted = ["leaf-9"]  # get_async submits it once it has taken in the result that idled a worker
     assert pool._take_back_for_idle() is None
     compute.unsubmitted.pop()
