@@ -64,3 +64,33 @@ def test_the_bench_environment_scripts_name_the_final_directory(dask_bench, tmp_
     assert (tmp / "bin" / "activate").read_text() == "VIRTUAL_ENV='%s'\n" % final
     assert (tmp / "bin" / "python3.11").read_bytes() == interpreter  # binaries are left alone
     assert (tmp / "bin" / "python").is_symlink()
+
+
+def test_a_memory_sample_taken_across_a_change_of_phase_counts_for_neither_phase(dask_bench):
+    import threading
+    import time
+    entered = threading.Event()
+    release = threading.Event()
+    reads = []
+
+    class SlowMeasure(dask_bench.Measure):
+        """Its first sample's read blocks until the test has begun the next phase; later reads are quick."""
+
+        def _pss(self, pids):
+            reads.append(self._phase)
+            if len(reads) == 2:  # the first read is the base, in __enter__
+                entered.set()
+                release.wait(10)
+                return 10 << 30  # what the processes held while both phases' memory existed
+            return 1 << 20
+
+    with SlowMeasure([]) as m:
+        m.phase("share")
+        assert entered.wait(10)
+        m.phase("tasks")  # while the sample begun in "share" is still reading
+        release.set()
+        deadline = time.monotonic() + 10
+        while len(reads) < 4 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert m.peak == 10 << 30  # the whole run's peak still counts it
+    assert m.phases["share"] == 0 and m.phases["tasks"] == 1 << 20
