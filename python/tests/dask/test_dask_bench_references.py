@@ -76,9 +76,9 @@ def test_a_memory_sample_taken_across_a_change_of_phase_counts_for_neither_phase
     class SlowMeasure(dask_bench.Measure):
         """Its first sample's read blocks until the test has begun the next phase; later reads are quick."""
 
-        def _pss(self, pids):
+        def _settled_pss(self, pids):
             reads.append(self._phase)
-            if len(reads) == 2:  # the first read is the base, in __enter__
+            if len(reads) == 1:
                 entered.set()
                 release.wait(10)
                 return 10 << 30  # what the processes held while both phases' memory existed
@@ -90,7 +90,22 @@ def test_a_memory_sample_taken_across_a_change_of_phase_counts_for_neither_phase
         m.phase("tasks")  # while the sample begun in "share" is still reading
         release.set()
         deadline = time.monotonic() + 10
-        while len(reads) < 4 and time.monotonic() < deadline:
+        while len(reads) < 3 and time.monotonic() < deadline:
             time.sleep(0.01)
     assert m.peak == 10 << 30  # the whole run's peak still counts it
     assert m.phases["share"] == 0 and m.phases["tasks"] == 1 << 20
+
+
+def test_a_memory_sample_is_not_kept_when_pages_changed_hands_while_it_was_read(dask_bench, monkeypatch):
+    import types
+    mib = 1 << 20
+    # the caller alone maps a 1 GiB object, then two workers map it while the sample reads them one by one: the
+    # caller read first still holds all of it, the workers read later a third each
+    reads = {1: [1024 * mib, 341 * mib], 2: [341 * mib, 341 * mib], 3: [341 * mib, 341 * mib]}
+    fake = types.SimpleNamespace(pss_bytes=lambda pid: reads[pid].pop(0))
+    monkeypatch.setattr(dask_bench, "_procfs", lambda: fake)
+    m = dask_bench.Measure([], sample=False)
+    assert m._settled_pss([1, 2, 3]) is None
+    # small drops (tasks freeing their results as they go) keep the sample
+    reads = {1: [500 * mib, 492 * mib], 2: [100 * mib, 100 * mib]}
+    assert m._settled_pss([1, 2]) == 600 * mib

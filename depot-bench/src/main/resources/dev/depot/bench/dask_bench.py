@@ -34,6 +34,10 @@ import dask_bench_env
 
 SKIPPED = 3  # exit status: this interpreter lacks Dask or NumPy
 MIB = 1 << 20
+#: a memory sample is not kept when a process's PSS fell by more than this while the others were read (pages it
+#: held alone were mapped by another meanwhile); less than a shared array, more than the 8 MiB results that tasks
+#: free as they go
+PSS_UNSETTLED_DROP_BYTES = 64 * MIB
 PART_LOCAL_CLUSTER = "local-cluster"
 PART_DASK_ON_RAY = "dask-on-ray"
 #: the child drivers of baselines are stopped after this long (``run_part``): Ray hung once after ``ray.init`` here
@@ -62,12 +66,29 @@ class Measure:
         self.phases = {}
         self._phase = None
         self._phase_number = 0
+        #: samples not kept because pages changed hands while they were read (``_settled_pss``)
+        self.unsettled = 0
 
     def _tree(self):
         return _procfs().process_tree([os.getpid(), *self.extra])
 
     def _pss(self, pids):
         return sum(_procfs().pss_bytes(p) for p in pids)
+
+    def _settled_pss(self, pids):
+        """The summed PSS of ``pids``, or None when pages changed hands while they were read. A read of every
+        process takes milliseconds, and up to 0.2 s when they map a large object: a process read early still
+        holds the whole PSS of pages that the processes read later map meanwhile, so the sum counts them up to
+        twice (case (b): 1.33 copies in the first sample of the tasks, as the workers first touched the shared
+        array, then 1.0). Each process is read again after the sum; when one has dropped by more than
+        ``PSS_UNSETTLED_DROP_BYTES`` the sample is not kept."""
+        pss = _procfs().pss_bytes
+        pids = list(pids)
+        first = [pss(p) for p in pids]
+        for p, before in zip(pids, first):
+            if pss(p) < before - PSS_UNSETTLED_DROP_BYTES:
+                return None
+        return sum(first)
 
     def __enter__(self):
         cpu = _procfs().cpu_seconds
@@ -97,13 +118,15 @@ class Measure:
             if self.sample:
                 number = self._phase_number  # before the name: phase() sets the name first
                 phase = self._phase
-                now = self._pss(pids)
-                self.peak = max(self.peak, now)
-                # a sample counts for a phase only if the phase neither began nor ended while its processes were
-                # read (several ms): case (b)'s "tasks" phase had been given a sample of "share" taken while the
-                # private original and a part of the store's copy both existed (1.2-1.33 copies in full runs,
-                # against ~1.02 from its own samples)
-                if phase is not None and number == self._phase_number:
+                now = self._settled_pss(pids)
+                if now is None:
+                    self.unsettled += 1
+                else:
+                    self.peak = max(self.peak, now)
+                # a sample counts for a phase only if no phase began while its processes were read: case (b)'s
+                # "tasks" phase had been given a sample of "share", read over 1.8 s while the caller wrote the
+                # store's copy
+                if now is not None and phase is not None and number == self._phase_number:
                     self.phases[phase] = max(self.phases[phase], now)
             for p in pids:
                 self.cpu_last[p] = cpu(p)
