@@ -709,6 +709,8 @@ def case_broadcast(s, extra, quick):
             tasks = [dask.delayed(slice_sum)(shared, i, 16) for i in range(16)]
             dask.compute(*tasks, scheduler=s)
             del tasks
+    if depot_m.unsettled:
+        note("broadcast: %d memory samples not kept (pages changed hands while they were read)" % depot_m.unsettled)
     figures = depot_m.figures()
     figures["array_bytes"] = nbytes
     # a phase shorter than the sampling interval may have no sample: the whole run's peak stands in for it
