@@ -1,5 +1,6 @@
-"""The scheduler's worker processes: spawned, each with its own Depot client, fed batches over a pipe; one
-collector thread receives their results and notices their deaths.
+"""The scheduler's worker processes: spawned, each with its own Depot client, fed batches over a pipe. While a
+compute runs, the thread that runs it receives the workers' results itself (``Pool.next_finished``, through the
+``_Ticket`` each submit returns); between computes a collector thread does, and notices deaths.
 
 Every object a worker stores has an id the pool chose before sending the batch (the scheduler's token, the
 compute's number, a counter), so whatever a dead or cancelled worker left behind can be found and deleted.
@@ -20,6 +21,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import weakref
 
 from depot.ids import ID_LENGTH, ObjectId
@@ -84,6 +86,8 @@ class Compute:
         #: ``get_async``'s list of tasks ready and not yet submitted (its ``state["ready"]``), once its start-state
         #: callback has run; read here only for its length
         self.unsubmitted = None
+        #: batches that ended, as ``(results, None)`` or ``(None, exception)``, for the compute's tickets
+        self.finished = collections.deque()
 
     def split_roots(self, ready, workers, chunksize):
         """Gives each of ``workers`` workers a contiguous share of the tasks ready at the start (``get_async``'s
@@ -149,7 +153,7 @@ class _Batch:
     """Tasks sent to a worker in one message: ``body`` and ``used`` are its pickle and the by-value functions it
     refers to (kept after it is sent: a batch given back goes to another worker), ``worker`` is where it went."""
 
-    __slots__ = ("id", "compute", "keys", "oids", "held", "body", "used", "future", "worker", "taking_back")
+    __slots__ = ("id", "compute", "keys", "oids", "held", "body", "used", "ended", "worker", "taking_back")
 
     def __init__(self, batch_id, compute, keys, oids, held, body, used):
         self.id = batch_id
@@ -159,10 +163,39 @@ class _Batch:
         self.held = held
         self.body = body
         self.used = used
-        self.future = concurrent.futures.Future()
+        #: its results or its failure went to its compute (``Pool._end``)
+        self.ended = False
         self.worker = None
         #: its worker was asked to give it back (``unqueue``) and has not answered yet
         self.taking_back = False
+
+
+class _Ticket:
+    """What ``Pool.submit`` returns to ``dask.local.get_async`` for a batch, in place of a future.
+
+    ``get_async`` (both supported versions) hands each submitted future's ``add_done_callback`` its queue's
+    ``put``, takes one item out of that queue per batch and iterates over ``item.result()``: the keys, results
+    and failures of a batch, each naming its key. A ticket goes into the queue at once, and its ``result()``
+    returns the results of the next batch of its compute to end, whichever that is, receiving them from the
+    workers in the calling thread (``Pool.next_finished``). One ticket per batch, so every batch's results are
+    returned once, as they end; and no other thread stands between a worker's answer and ``get_async``: with a
+    collector thread completing futures, each result crossed two threads (a wake-up and a GIL hand-over each,
+    on the cores the workers compute on) before ``get_async`` saw it."""
+
+    __slots__ = ("_pool", "_compute")
+
+    def __init__(self, pool, compute):
+        self._pool = pool
+        self._compute = compute
+
+    def add_done_callback(self, fn):
+        fn(self)
+
+    def result(self, timeout=None):
+        return self._pool.next_finished(self._compute, timeout)
+
+    def done(self):
+        return bool(self._compute.finished)
 
 
 class _Worker:
@@ -265,8 +298,9 @@ class _Poller:
         self._poll = None
         self._by_fd = {}
 
-    def wait(self, workers):
-        """``[(worker, CONN | SENTINEL)]`` ready among ``workers`` (blocking), ``(None, None)`` for the pipe."""
+    def wait(self, workers, timeout=None):
+        """``[(worker, CONN | SENTINEL)]`` ready among ``workers`` (blocking, or for at most ``timeout`` seconds),
+        ``(None, None)`` for the pipe."""
         # the workers themselves too: a replacement's descriptors may reuse a dead worker's numbers
         key = tuple((w, w.conn.fileno(), w.sentinel) for w in workers)
         if key != self._key:
@@ -279,7 +313,8 @@ class _Poller:
             for fd in self._by_fd:
                 self._poll.register(fd, select.POLLIN)
             self._key = key
-        ready = self._poll.poll()  # retried on EINTR by Python itself (PEP 475)
+        # retried on EINTR by Python itself (PEP 475)
+        ready = self._poll.poll(None if timeout is None else max(0, int(timeout * 1000)))
         # any event counts (POLLHUP, POLLERR: the read that follows says what happened)
         return [self._by_fd[fd] for fd, _ in ready if fd in self._by_fd]
 
@@ -301,12 +336,21 @@ class Pool:
         self.client = client
         self.token = os.urandom(TOKEN_LENGTH)
         self._lock = threading.Lock()
+        #: the thread receiving from the workers now (``_receive_until``), or None; while a compute runs, one of
+        #: the threads running computes, else the collector
+        self._receiver = None
+        self._computes_running = 0
+        #: compute threads wait here for their batches to end or for the receiving role to be free
+        self._turn = threading.Condition(self._lock)
+        #: the collector waits here for no compute to run
+        self._quiet = threading.Condition(self._lock)
         self._computes = itertools.count(1)
         self._batches = itertools.count(1)
         self._indexes = itertools.count(0)
         self._closing = False
         self._wake_r, self._wake_w = os.pipe()
-        #: set by the submit that writes a wake-up byte, cleared by the collector after it drained the pipe (under
+        self._poller = _Poller(self._wake_r)
+        #: set by the thread that writes a wake-up byte, cleared by the receiver after it drained the pipe (under
         #: the lock): while set, later submits rely on that byte
         self._wake_pending = False
         # releases and deletes go through this thread, off the scheduling loop (a delete is a daemon request)
@@ -346,11 +390,26 @@ class Pool:
     # ---- submitting -----------------------------------------------------------------------------------
 
     def new_compute(self):
-        return Compute(self, next(self._computes))
+        """A compute whose thread receives its results (``next_finished``) until ``retire``: the collector stops
+        receiving."""
+        compute = Compute(self, next(self._computes))
+        with self._lock:
+            self._computes_running += 1
+            wake = self._receiver is not None
+        if wake:
+            self._wake()  # the collector, in poll: it gives the receiving role up
+        return compute
+
+    def retire(self, compute):
+        """``compute``'s thread no longer receives: the collector does again once no compute runs."""
+        with self._lock:
+            self._computes_running -= 1
+            if not self._computes_running:
+                self._quiet.notify()
 
     def submit(self, compute, fn, args):
         """Queues a batch (``fn(args)``, as ``dask.local.get_async`` submits it) for the next worker with a free
-        place (see ``_dispatch``); returns its future."""
+        place (see ``_dispatch``); returns its ``_Ticket``."""
         keys = [a[0] for a in args]
         oids = {key: bytes(compute.new_oid()) for key in keys}
         held = _held_inputs(fn, args)
@@ -363,19 +422,20 @@ class Pool:
             if not any(w.alive for w in self.workers):
                 raise WorkerDiedError("no depot.dask worker is alive")
             self._pending.append(batch)
-            # only when some worker has room: a place frees only in the collector thread (a result, a batch given
-            # back, a death), which dispatches right after, and sees this batch then
-            wake = not self._wake_pending and any(w.alive and len(w.inflight) < self.depth for w in self.workers)
+            # sent by the next thread to receive (it dispatches first): get_async's own thread when it asks for
+            # results, after it has submitted all it can at this point, so that the choice sees them all (at the
+            # start, the first workers x depth x 2 leaves). Only another thread that receives now (a concurrent
+            # compute's) is woken, once for all the batches submitted before it gets to them, and only when some
+            # worker has room: a place frees only in the receiving thread (a result, a batch given back, a
+            # death), which dispatches right after, and sees this batch then
+            wake = (self._receiver is not None and self._receiver != threading.get_ident()
+                    and not self._wake_pending
+                    and any(w.alive and len(w.inflight) < self.depth for w in self.workers))
             if wake:
                 self._wake_pending = True
-        # the collector thread sends it: it runs once get_async, holding the GIL, has submitted all it can at
-        # this point, so that the choice sees them all (at the start, the first workers x depth x 2 leaves). One
-        # wake-up for all the batches submitted before the collector gets to them, and none while every worker is
-        # full (most submits: get_async keeps twice as many batches submitted as the workers queue): a write to
-        # the pipe costs a system call and two GIL hand-overs, ~90 us of the caller's time here
         if wake:
             self._wake()
-        return batch.future
+        return _Ticket(self, compute)
 
     def _dispatch(self):
         """Sends queued batches while some worker has fewer than ``depth`` in flight (in the collector thread:
@@ -568,37 +628,92 @@ class Pool:
                 w.pending_drops = []
             self._send(w, ("drop_prefix", compute.prefix))
 
-    # ---- the collector thread -------------------------------------------------------------------------
+    # ---- receiving: a compute's thread, or the collector thread between computes --------------------------
 
-    def _collect(self):
-        poller = _Poller(self._wake_r)
+    def next_finished(self, compute, timeout=None):
+        """The results of the next batch of ``compute`` to end (its ``_Ticket``'s ``result()``), received in this
+        thread unless another one receives now; raises the batch's failure."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        ended = self._receive_until(lambda: compute.finished.popleft() if compute.finished else None, deadline)
+        if ended is None:
+            raise concurrent.futures.TimeoutError("no batch of the compute ended within %s s" % timeout)
+        body, error = ended
+        if error is not None:
+            raise error
+        return body
+
+    def _receive_until(self, ready, deadline=None):
+        """Receives from the workers in this thread, or waits while another thread does, until ``ready()`` (called
+        under the lock) returns something other than None, which is returned; None at ``deadline``."""
+        me = threading.get_ident()
         while True:
             with self._lock:
+                got = ready()
+                if got is not None:
+                    return got
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return None
+                if self._receiver is not None:
+                    self._turn.wait(remaining)
+                    continue
+                self._receiver = me
+            try:
+                self._receive_once(remaining)
+            finally:
+                self._give_up_receiving()
+
+    def _give_up_receiving(self):
+        with self._lock:
+            self._receiver = None
+            self._turn.notify_all()
+            if not self._computes_running or self._closing:
+                self._quiet.notify()
+
+    def _collect(self):
+        """The collector thread: receives while no compute runs (a worker's start, a death, the late results of
+        an abandoned compute)."""
+        me = threading.get_ident()
+        while True:
+            with self._lock:
+                while self._receiver is not None or (self._computes_running and not self._closing):
+                    self._quiet.wait()
                 if self._closing and not any(w.alive for w in self.workers):
                     return
-                workers = [w for w in self.workers if w.alive]
-            for w, what in poller.wait(workers):
-                if w is None:
-                    # drained first, then cleared: a submit that found the flag set between the two has its batch
-                    # queued already (the dispatch below sends it), one after the clear writes again. Cleared
-                    # first, a submit between the clear and the read left the flag set with its byte read, and
-                    # every later submit waited for a wake-up that never came (a compute hung)
-                    os.read(self._wake_r, 4096)
-                    with self._lock:
-                        self._wake_pending = False
-                    self._dispatch()
-                    continue
-                if not w.alive:
-                    continue
-                if what == _Poller.CONN:
-                    try:
-                        message = w.conn.recv_bytes()
-                    except (EOFError, OSError):
-                        self._died(w)
-                        continue
-                    self._received(w, message)
-                else:
+                self._receiver = me
+            try:
+                self._receive_once(None)
+            finally:
+                self._give_up_receiving()
+
+    def _receive_once(self, timeout):
+        """Sends what is queued, waits (``timeout`` seconds at most) for the workers and takes in what came: a
+        wake-up, messages, deaths."""
+        self._dispatch()
+        with self._lock:
+            workers = [w for w in self.workers if w.alive]
+        for w, what in self._poller.wait(workers, timeout):
+            if w is None:
+                # drained first, then cleared: a submit that found the flag set between the two has its batch
+                # queued already (the dispatch below sends it), one after the clear writes again. Cleared
+                # first, a submit between the clear and the read left the flag set with its byte read, and
+                # every later submit waited for a wake-up that never came (a compute hung)
+                os.read(self._wake_r, 4096)
+                with self._lock:
+                    self._wake_pending = False
+                self._dispatch()
+                continue
+            if not w.alive:
+                continue
+            if what == _Poller.CONN:
+                try:
+                    message = w.conn.recv_bytes()
+                except (EOFError, OSError):
                     self._died(w)
+                    continue
+                self._received(w, message)
+            else:
+                self._died(w)
 
     def _received(self, w, message):
         tag, body = pickle.loads(message)
@@ -619,8 +734,8 @@ class Pool:
                     self._pending.appendleft(batch)
                     self.taken_back_count += 1
             if batch is not None and not requeue:
-                batch.future.set_exception(RuntimeError("batch of %s not run: its compute was abandoned"
-                                                        % ", ".join(map(repr, batch.keys))))
+                self._end(batch, error=RuntimeError("batch of %s not run: its compute was abandoned"
+                                                    % ", ".join(map(repr, batch.keys))))
             self._dispatch()
             return
         if tag == "unreadable":
@@ -628,7 +743,7 @@ class Pool:
             with self._lock:
                 batch = w.inflight.pop(batch_id, None)
             if batch is not None:
-                batch.future.set_exception(WorkerTaskError(
+                self._end(batch, error=WorkerTaskError(
                     "depot.dask worker %d could not read the batch of task%s %s:\n%s"
                     % (w.pid, "s" if len(batch.keys) > 1 else "", ", ".join(repr(k) for k in batch.keys), text)))
                 self._dispatch()
@@ -652,7 +767,16 @@ class Pool:
                     self._delete(res_info[0].oid)
             self._send(w, ("drop_prefix", compute.prefix))
             self.sweep(compute.prefix)  # and what its tasks stored themselves (DataFrame shuffle slices)
-        batch.future.set_result(body)
+        self._end(batch, body)
+
+    def _end(self, batch, body=None, error=None):
+        """Hands ``batch``'s results, or its failure, to its compute's tickets (once)."""
+        with self._lock:
+            if batch.ended:
+                return
+            batch.ended = True
+            batch.compute.finished.append((body, error))
+            self._turn.notify_all()
 
     def _died(self, w):
         code = w.exitcode(STOP_TIMEOUT)
@@ -673,10 +797,9 @@ class Pool:
                 self._delete(oid)
         how = "was killed by signal %d" % -code if code is not None and code < 0 else "exited with status %s" % code
         for batch in batches:
-            if not batch.future.done():
-                batch.future.set_exception(WorkerDiedError(
-                    "depot.dask worker %d %s while running task%s %s; a new worker replaces it"
-                    % (w.pid, how, "s" if len(batch.keys) > 1 else "", ", ".join(repr(k) for k in batch.keys))))
+            self._end(batch, error=WorkerDiedError(
+                "depot.dask worker %d %s while running task%s %s; a new worker replaces it"
+                % (w.pid, how, "s" if len(batch.keys) > 1 else "", ", ".join(repr(k) for k in batch.keys))))
         if not w.ready.is_set() and w.start_error is None:
             w.start_error = "it %s before connecting to the store" % how
         w.gone.set()
@@ -732,17 +855,18 @@ class Pool:
                     os.kill(w.pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            for w in victims:
-                w.gone.wait(STOP_TIMEOUT)
+            # their deaths are received here (the collector stays out while this compute runs)
+            self._receive_until(lambda: all(w.gone.is_set() for w in victims) or None,
+                                time.monotonic() + STOP_TIMEOUT)
         self.sweep(compute.prefix)
 
     def _fail_pending(self, which, why):
-        """Takes the queued batches ``which`` selects off the queue; their futures fail with ``why``."""
+        """Takes the queued batches ``which`` selects off the queue; they end failed with ``why``."""
         with self._lock:
             failed = [b for b in self._pending if which(b)]
             self._pending = collections.deque(b for b in self._pending if not which(b))
         for b in failed:
-            b.future.set_exception(RuntimeError("batch of %s not run: %s" % (", ".join(map(repr, b.keys)), why)))
+            self._end(b, error=RuntimeError("batch of %s not run: %s" % (", ".join(map(repr, b.keys)), why)))
 
     def sweep(self, prefix):
         """Deletes every object whose id starts with ``prefix``."""
@@ -772,6 +896,8 @@ class Pool:
             if w.exitcode(STOP_TIMEOUT) is None:
                 w.kill()
                 w.exitcode(STOP_TIMEOUT)
+        with self._lock:
+            self._quiet.notify()
         self._wake()
         self._discards.put(None)
         self._discarder.join(STOP_TIMEOUT)

@@ -85,14 +85,22 @@ class Scheduler:
     def __call__(self, dsk, keys, **kwargs):
         """Computes ``keys`` of the graph ``dsk`` (Dask's ``scheduler=`` interface). Returns real objects; large
         ones are read-only views of shared memory."""
-        from dask.callbacks import local_callbacks
-        from dask.local import get_async
         if self._closed:
             raise RuntimeError("this depot.dask Scheduler is closed")
         dsk = _cull(dsk, keys)
         if not isinstance(dsk, collections.abc.Mapping):
             dsk = dsk.__dask_graph__()  # Dask 2025+ hands an expression over; get_async would do the same
         compute = self._pool.new_compute()
+        try:
+            return self._compute(dsk, keys, compute, kwargs)
+        finally:
+            self._pool.retire(compute)
+
+    get = __call__
+
+    def _compute(self, dsk, keys, compute, kwargs):
+        from dask.callbacks import local_callbacks
+        from dask.local import get_async
         results = _Results(compute, self._client, self.inline_bytes, self._pool)
         try:
             # the caller's callbacks as get_async would take them (the global ones unless some were given, and
@@ -115,8 +123,6 @@ class Scheduler:
         finally:
             results.close()
             self._pool.drain()
-
-    get = __call__
 
     def _chunksize_for(self, dsk):
         if self.chunksize is not None:

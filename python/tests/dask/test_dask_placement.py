@@ -344,12 +344,13 @@ def test_the_fixtures_name_the_process_pinning_an_object(dask_daemon):
 
 
 def _submitting_pool(workers=2, depth=2):
-    """A stand-in pool whose ``submit`` runs for real and whose wake-ups of the collector are counted."""
+    """A stand-in pool whose ``submit`` runs for real and whose wake-ups of the receiving thread are counted."""
     import threading
     pool = _pool(workers, depth)
     pool._lock = threading.Lock()
     pool._closing = False
     pool._wake_pending = False
+    pool._receiver = None
     pool._batches = itertools.count(1)
     pool.wakes = 0
 
@@ -364,22 +365,57 @@ def _fill(w, depth):
         w.inflight[next(_ids)] = None
 
 
-def test_a_submit_wakes_the_collector_only_when_some_worker_has_room_and_once_per_burst():
+def test_a_submit_returns_a_ticket_that_get_async_queues_at_once():
     pool = _submitting_pool()
     compute = Compute(pool, 1)
+    ticket = pool.submit(compute, len, [("a", ())])
+    queued = []
+    ticket.add_done_callback(queued.append)
+    assert queued == [ticket] and not ticket.done()
+    compute.finished.append(([("a", "result", False)], None))
+    assert ticket.done()
+
+
+def test_a_ticket_returns_the_next_batch_of_its_compute_to_end_whichever_it_is_and_raises_its_failure():
+    import threading
+    pool = _submitting_pool()
+    pool._turn = threading.Condition(pool._lock)
+    compute = Compute(pool, 1)
+    first, second = pool.submit(compute, len, [("a", ())]), pool.submit(compute, len, [("b", ())])
+    pool._end(pool._pending[1], [("b", "result of b", False)])
+    assert first.result() == [("b", "result of b", False)]  # b ended first: the first ticket returns it
+    pool._end(pool._pending[1], [("b", "again", False)])
+    assert not compute.finished  # a batch ends once
+    pool._end(pool._pending[0], error=ValueError("worker gone"))
+    with pytest.raises(ValueError, match="worker gone"):
+        second.result()
+
+
+def test_a_submit_wakes_only_another_receiving_thread_and_only_when_some_worker_has_room_once_per_burst():
+    pool = _submitting_pool()
+    compute = Compute(pool, 1)
+    pool.submit(compute, len, [("nobody-receives", ())])
+    # no thread receives: the next one to (get_async's own, asking for results) dispatches first
+    assert pool.wakes == 0
+    pool._receiver = -1  # another thread, in poll
     for w in pool.workers:
         _fill(w, pool.depth)
     pool.submit(compute, len, [("full-1", ())])
-    # every worker full: the collector sends it when a result frees a place (it dispatches after every result)
-    assert pool.wakes == 0 and [b.keys for b in pool._pending] == [["full-1"]]
+    # every worker full: the receiver sends it when a result frees a place (it dispatches after every result)
+    assert pool.wakes == 0
     pool.workers[1].inflight.popitem()
     pool.submit(compute, len, [("room-1", ())])
     pool.submit(compute, len, [("room-2", ())])
-    assert pool.wakes == 1  # one byte for the burst, until the collector has drained the pipe
-    pool._wake_pending = False  # what the collector does after draining it
+    assert pool.wakes == 1  # one byte for the burst, until the receiver has drained the pipe
+    pool._wake_pending = False  # what the receiver does after draining it
     pool.submit(compute, len, [("room-3", ())])
     assert pool.wakes == 2
-    assert len(pool._pending) == 4
+    import threading
+    pool._receiver = threading.get_ident()  # this thread receives: it dispatches before it polls again
+    pool._wake_pending = False
+    pool.submit(compute, len, [("mine", ())])
+    assert pool.wakes == 2
+    assert len(pool._pending) == 6
 
 
 def test_the_collectors_poll_set_reports_pipes_pidfds_and_the_wake_pipe_and_follows_the_workers():

@@ -160,6 +160,50 @@ def test_killed_worker_fails_the_compute_naming_the_task_and_is_replaced(schedul
     assert dask.compute(dask.delayed(sum)([1, 2, 3]), scheduler=scheduler) == (6,)
 
 
+
+def test_computes_from_several_threads_at_once_share_the_workers_and_each_gets_its_own_results(scheduler,
+                                                                                                clean_store):
+    # one thread receives the workers' results at a time, for every compute (Pool.next_finished): the others wait
+    # for theirs or for the role
+    @dask.delayed(pure=True)
+    def part(seed, i):
+        time.sleep(0.01)
+        return np.full(20000, float(seed * 100 + i))  # above inline_bytes: held by the worker, passed by id
+
+    @dask.delayed(pure=True)
+    def total(parts):
+        return float(sum(p.sum() for p in parts))
+
+    graphs = {seed: total([part(seed, i) for i in range(12)]) for seed in range(4)}
+    got, errors = {}, []
+
+    def run(seed):
+        try:
+            got[seed] = dask.compute(graphs[seed], scheduler=scheduler)[0]
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(seed,)) for seed in graphs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors and not any(t.is_alive() for t in threads)
+    assert got == {seed: dask.compute(g, scheduler="sync")[0] for seed, g in graphs.items()}
+
+
+def test_a_worker_killed_between_computes_is_replaced_before_the_next_one(scheduler, clean_store):
+    # no compute runs: the collector thread receives, and notices the death
+    victim = scheduler.workers[0]
+    os.kill(victim, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while victim in scheduler.workers and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert victim not in scheduler.workers and len(scheduler.workers) == 2
+    parts = [dask.delayed(lambda i: np.full(20000, float(i)), pure=True)(i) for i in range(8)]
+    assert dask.compute(dask.delayed(lambda xs: float(sum(x.sum() for x in xs)))(parts),
+                        scheduler=scheduler)[0] == 20000.0 * sum(range(8))
+
 CTRL_C = r"""
 import os, signal, sys, time, dask, numpy as np, depot, depot.dask
 # A shell starts a background job with SIGINT ignored, and Python then installs no KeyboardInterrupt handler:
