@@ -75,8 +75,22 @@ class Compute:
         self.functions = ComputeFunctions()
         #: raw ids of held results their holders were asked to store in Depot
         self.published = set()
-        #: ``get_async``'s dependents (key -> keys that need it), once its start-state callback has run
+        #: ``get_async``'s graph, dependents (key -> keys that need it) and dependencies (key -> keys it needs), once
+        #: its start-state callback has run
+        self.dsk = None
         self.dependents = None
+        self.dependencies = None
+        #: ``get_async``'s cache (the scheduler's ``_Results``: key -> what travels for its result), and its
+        #: tasks per batch; continuations only for batches of one
+        self.results = None
+        self.chunksize = None
+        #: continuations (``Pool._continuations``) sent: key -> raw id; and those that ran: key -> ``(result,
+        #: failed)``, until ``get_async`` submits the key
+        self.continued = {}
+        self.precomputed = {}
+        #: key -> ``(pid, raw id)``: the worker its batch, or the batch it is a continuation of, went to last, and
+        #: the id of its result there
+        self.sent = {}
         #: placement: key -> pid of the worker that claimed it (it ran the first placed input of it, or of one of
         #: its inputs)
         self.homes = {}
@@ -153,7 +167,8 @@ class _Batch:
     """Tasks sent to a worker in one message: ``body`` and ``used`` are its pickle and the by-value functions it
     refers to (kept after it is sent: a batch given back goes to another worker), ``worker`` is where it went."""
 
-    __slots__ = ("id", "compute", "keys", "oids", "held", "body", "used", "ended", "worker", "taking_back")
+    __slots__ = ("id", "compute", "keys", "oids", "held", "body", "used", "ended", "worker", "taking_back",
+                 "continued")
 
     def __init__(self, batch_id, compute, keys, oids, held, body, used):
         self.id = batch_id
@@ -168,6 +183,8 @@ class _Batch:
         self.worker = None
         #: its worker was asked to give it back (``unqueue``) and has not answered yet
         self.taking_back = False
+        #: the keys of the continuations sent with it
+        self.continued = ()
 
 
 class _Ticket:
@@ -265,6 +282,10 @@ HOME_DEPENDENTS_LOOKED_AT = 4
 HOME_LEVELS = 2
 #: a worker with room looks for a batch that prefers it among no more than this many queued ones
 PENDING_LOOKED_AT = 32
+#: a batch of one task carries at most this many continuations (``Pool._continuations``); False sends none (for
+#: measuring one against the other)
+CONTINUATION_DEPTH = 8
+CONTINUATIONS = True
 
 
 def _held_inputs(fn, args):
@@ -331,6 +352,7 @@ class Pool:
         #: they waited on for an idle one, in all (tests, figures)
         self.published_count = 0
         self.taken_back_count = 0
+        self.continuations_used_count = 0
         self.directory = directory
         self.inline_bytes = inline_bytes
         self.client = client
@@ -411,6 +433,8 @@ class Pool:
         """Queues a batch (``fn(args)``, as ``dask.local.get_async`` submits it) for the next worker with a free
         place (see ``_dispatch``); returns its ``_Ticket``."""
         keys = [a[0] for a in args]
+        if len(keys) == 1 and keys[0] in compute.precomputed:
+            return self._precomputed(compute, keys[0])
         oids = {key: bytes(compute.new_oid()) for key in keys}
         held = _held_inputs(fn, args)
         # pickled here, so that a task that cannot be pickled fails its compute at once, in the caller's thread
@@ -437,6 +461,78 @@ class Pool:
             self._wake()
         return _Ticket(self, compute)
 
+    def _precomputed(self, compute, key):
+        """The ticket of a task a worker has run already, as a continuation: its batch ends at once."""
+        with self._lock:
+            result, failed = compute.precomputed.pop(key)
+            compute.continued.pop(key, None)
+        batch = _Batch(next(self._batches), compute, [key], {}, [], b"", {})
+        self.continuations_used_count += 1
+        self._end(batch, [(key, result, failed)])
+        return _Ticket(self, compute)
+
+    def _continuations(self, compute, batch, w):
+        """``[(key, (task, inputs), raw id)]``: the dependents ``w`` can run right after ``batch`` without another
+        message (under the lock). Each is the only dependent of the one before (the first, of the batch's task),
+        and each of its inputs is that one, or a result ``w`` holds (computed before, or by a continuation that
+        ran or is queued there), or one any worker can read. The worker runs them while it still holds their
+        inputs (``_worker._continue``) and sends their results with the batch's; ``submit`` hands them to
+        ``get_async`` when it submits those keys.
+
+        A tree's combine whose other input is already on the same worker is run there at once: the worker
+        does not wait for the scheduler's round trip between a leaf and each combine above it (four levels of
+        a share of 16 leaves, at the end of the tree), and the scheduler sends no message for it."""
+        if (not CONTINUATIONS or compute.dsk is None or compute.dependencies is None or compute.results is None
+                or compute.chunksize != 1 or len(batch.keys) != 1):
+            return []
+        done = compute.results._data  # get_async's cache (read only)
+        key = batch.keys[0]
+        here = {key: Held(batch.oids[key], 0, w.pid)}
+        chain = []
+        for _ in range(CONTINUATION_DEPTH):
+            up = compute.dependents.get(key, ())
+            if len(up) != 1:
+                break
+            (d,) = up
+            if d in compute.continued or d in compute.precomputed or d not in compute.dsk:
+                break
+            inputs = {}
+            for k in compute.dependencies.get(d, ()):
+                ref = here.get(k)
+                if ref is None:
+                    ref = self._readable_on(compute, k, w, done)
+                if ref is None:
+                    break
+                inputs[k] = ref
+            else:
+                raw = bytes(compute.new_oid())
+                chain.append((d, (compute.dsk[d], inputs), raw))
+                compute.continued[d] = raw
+                here[d] = Held(raw, 0, w.pid)
+                key = d
+                continue
+            break
+        return chain
+
+    @staticmethod
+    def _readable_on(compute, key, w, done):
+        """What a continuation on ``w`` gets for its input ``key``: its result if ``w`` holds it or any worker can
+        read it, a reference to it if a batch or a continuation sent to ``w`` makes it, else None."""
+        if key in compute.precomputed:
+            value = compute.precomputed[key][0]
+            failed = compute.precomputed[key][1]
+            if failed:
+                return None
+        elif key in done:
+            value = done[key]
+        else:
+            # queued or running on ``w``: it runs before (a worker runs its batches in the order sent)
+            pid, raw = compute.sent.get(key, (None, None))
+            return Held(raw, 0, w.pid) if pid == w.pid else None
+        if isinstance(value, Held):
+            return value if value.holder == w.pid else None
+        return value
+
     def _dispatch(self):
         """Sends queued batches while some worker has fewer than ``depth`` in flight (in the collector thread:
         after a submit, when a batch ends and when a worker is replaced). The worker with fewest in flight
@@ -461,14 +557,22 @@ class Pool:
                 w.inflight[batch.id] = batch
                 batch.worker = w
                 batch.compute.placed(batch.keys[0], w.pid)
+                chain = self._continuations(batch.compute, batch, w)
+                batch.continued = tuple(d for d, _, _ in chain)
+                for key in batch.keys:
+                    batch.compute.sent[key] = (w.pid, batch.oids[key])
+                for key, _, raw in chain:
+                    batch.compute.sent[key] = (w.pid, raw)
+                    batch.compute.placed(key, w.pid)
                 publish = self._to_publish(batch.compute, w, batch.held)
+            then, then_used = dumps_task(chain, batch.compute.functions) if chain else (None, {})
             for holder, raws in publish.items():
                 self._send(holder, ("publish", raws))
             with w.send_lock:
-                definitions, forget = w.sent.delta(batch.used, batch.compute.functions)
+                definitions, forget = w.sent.delta({**batch.used, **then_used}, batch.compute.functions)
                 drops, w.pending_drops = w.pending_drops, []
                 # the batch id also in the last 8 bytes, for a worker that cannot unpickle the rest
-                message = (pickle.dumps((batch.id, definitions, forget, batch.body, drops), protocol=5)
+                message = (pickle.dumps((batch.id, definitions, forget, batch.body, drops, then), protocol=5)
                            + batch.id.to_bytes(8, "little"))
                 try:
                     w.conn.send_bytes(message)
@@ -728,6 +832,10 @@ class Pool:
             with self._lock:
                 batch = w.inflight.pop(body, None)
                 requeue = batch is not None and not batch.compute.abandoned and not self._closing
+                if batch is not None:
+                    for d in batch.continued:
+                        batch.compute.continued.pop(d, None)
+                    batch.continued = ()
                 if requeue:
                     batch.taking_back = False
                     batch.worker = None
@@ -754,13 +862,19 @@ class Pool:
             # results of a batch this worker no longer has in flight (it was given back and runs elsewhere): no
             # one will ask for what it holds of them, so it forgets them now, not at the end of the compute (a
             # held result can pin its inputs' memory, and a run that ends after the compute did is never told)
-            raws = [bytes(r[0].oid) for _, r, failed in body if not failed and isinstance(r[0], Held)
-                    and r[0].holder == w.pid]
+            raws = [bytes(e[1][0].oid) for e in body if not e[2] and isinstance(e[1][0], Held)
+                    and e[1][0].holder == w.pid]
             if raws:
                 self._send(w, ("drop", raws))
             return
         self._dispatch()
         compute = batch.compute
+        if len(body) > len(batch.keys):
+            # continuations' results come after the batch's own
+            with self._lock:
+                for key, result, failed, _ in body[len(batch.keys):]:
+                    compute.precomputed[key] = (result, failed)
+            body = body[:len(batch.keys)]
         if compute.abandoned:
             for _, res_info, failed in body:
                 if not failed and isinstance(res_info[0], Stored) and compute.owns(res_info[0].oid):

@@ -277,6 +277,27 @@ def _run(state, fn, args, oids):
     return out
 
 
+def _continue(state, chain):
+    """Runs the continuations a batch came with (``Pool._continuations``): ``[(key, (task, inputs), raw id)]``,
+    each a dependent of the one before (the first of the batch's task), in order, while every input each refers
+    to is held here (a batch given back and run elsewhere finds them held by another worker, and runs none);
+    returns their results as ``(key, result, failed, True)``. The scheduler keeps them until ``get_async``
+    submits those keys."""
+    from dask.local import batch_execute_tasks
+    hooks = task_hooks()
+    out = []
+    for key, task_info, raw in chain:
+        inputs = task_info[1] or {}
+        if any(isinstance(v, Held) and (v.holder != state.pid or bytes(v.oid) not in state.held)
+               for v in inputs.values()):
+            break
+        (key, res_info, failed), = _run(state, batch_execute_tasks, [(key, task_info) + hooks], {key: raw})
+        out.append((key, res_info, failed, True))
+        if failed:
+            break
+    return out
+
+
 def run():
     """The entry point of a worker process: ``python -c "from depot.dask._worker import run; run()" FD DIR
     INLINE_BYTES``, FD being its end of a socket pair to the scheduler."""
@@ -324,12 +345,13 @@ def main(conn, directory, inline_bytes):
                 break
             message, header, taken_back = item
             try:
-                batch_id, definitions, forget, body, _ = header
+                batch_id, definitions, forget, body, _, then = header
                 functions.update(definitions, forget)  # the scheduler counts on them, taken back or not
                 if taken_back:
                     continue
                 fn, args, oids = functions.loads(body)
                 fn, args = expand(fn, args)
+                then = functions.loads(then) if then is not None else ()
                 del body, header
             except BaseException:
                 # cannot even read the batch (a function pickled by reference that this process cannot
@@ -339,7 +361,9 @@ def main(conn, directory, inline_bytes):
                 continue
             del message, item
             out = _run(_state, fn, args, oids)
-            del args
+            if then and not any(failed for _, _, failed in out):
+                out.extend(_continue(_state, then))
+            del args, then
             reply = pickle.dumps((batch_id, out), protocol=5)
             del out
             _state.finish_batch()

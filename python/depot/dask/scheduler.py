@@ -107,6 +107,7 @@ class Scheduler:
             # then none for a scheduler nested inside a task), and one of ours that shows placement the graph
             with local_callbacks(kwargs.get("callbacks")) as callbacks:
                 chunksize = self._chunksize_for(dsk)
+                compute.results, compute.chunksize = results, chunksize
                 callbacks = tuple(callbacks) + (_graph_callback(compute, self._pool.size, chunksize),)
                 # twice as many batches submitted as the workers queue, so that a worker with room chooses
                 out = get_async(lambda fn, args: self._pool.submit(compute, fn, args),
@@ -281,7 +282,9 @@ def _graph_callback(compute, workers, chunksize):
     from dask.callbacks import Callback
 
     def start_state(dsk, state):
+        compute.dsk = dsk
         compute.dependents = state.get("dependents")
+        compute.dependencies = state.get("dependencies")
         if SPLIT_ROOTS:
             compute.unsubmitted = state.get("ready")
             compute.split_roots(state.get("ready"), workers, chunksize)
