@@ -306,7 +306,7 @@ def _held_inputs(fn, args):
 
 
 class _Poller:
-    """The collector's ``poll`` set: the wake-up pipe and each live worker's pipe and pidfd, registered once and
+    """The receiving thread's ``poll`` set: the wake-up pipe and each live worker's pipe and pidfd, registered once and
     again only when the workers change (``multiprocessing.connection.wait`` builds and registers a new selector
     for every wait, once per message here)."""
 
@@ -519,8 +519,7 @@ class Pool:
         """What a continuation on ``w`` gets for its input ``key``: its result if ``w`` holds it or any worker can
         read it, a reference to it if a batch or a continuation sent to ``w`` makes it, else None."""
         if key in compute.precomputed:
-            value = compute.precomputed[key][0]
-            failed = compute.precomputed[key][1]
+            (value, _), failed = compute.precomputed[key]  # as a worker sent it: ((result, worker pid), failed)
             if failed:
                 return None
         elif key in done:
@@ -534,8 +533,9 @@ class Pool:
         return value
 
     def _dispatch(self):
-        """Sends queued batches while some worker has fewer than ``depth`` in flight (in the collector thread:
-        after a submit, when a batch ends and when a worker is replaced). The worker with fewest in flight
+        """Sends queued batches while some worker has fewer than ``depth`` in flight (in the receiving thread:
+        before it polls, when a batch ends and when a worker is replaced), each with its continuations
+        (``_continuations``). The worker with fewest in flight
         chooses first: it takes the first queued batch that prefers it; else a batch goes to the worker it
         prefers if that one has room (and is idle too, when the chooser is); else the chooser takes the first
         that prefers no worker, or, when it is idle, the first (no worker idles while a batch waits). Otherwise
@@ -577,7 +577,7 @@ class Pool:
                 try:
                     w.conn.send_bytes(message)
                 except OSError:
-                    pass  # the worker died: the collector fails the batch
+                    pass  # the worker died: the receiving thread fails the batch
         if take_back is not None:
             self._send(*take_back)
 
@@ -596,7 +596,9 @@ class Pool:
             # get_async has tasks ready that it has not submitted yet: it will as soon as it has taken in the result
             # that made this worker idle, and the worker takes one of those. Taken back now, a batch of the other
             # worker's share would move its results between the workers (two of every three computes of
-            # benchmark case (a) lost their shares that way, the pool being faster than get_async)
+            # benchmark case (a) lost their shares that way, when a collector thread received the results and was
+            # faster than get_async's thread; with the receiving in get_async's thread, a concurrent compute's
+            # thread or the collector between computes can still be)
             return None
         batch.taking_back = True
         return busiest, ("unqueue", batch.id)

@@ -105,6 +105,14 @@ def test_inputs_already_computed_count_where_they_are_held_or_anywhere_when_in_d
     chain, _ = _send(pool, compute, "leaf-3", a)
     assert [d for d, _, _ in chain] == ["combine-1-1"]  # a stored input can be read anywhere
     pool, compute = _tree_compute()
+    a, b = pool.workers
+    ran_here = Held(os.urandom(20), 1 << 20, a.pid)
+    compute.precomputed["leaf-0"] = ((ran_here, a.pid), False)  # as a worker sends it, not submitted yet
+    (_, _, refs), = _send(pool, compute, "leaf-1", a)[0]
+    assert refs["leaf-0"] == (a.pid, bytes(ran_here.oid))
+    compute.precomputed["leaf-2"] = ((Held(os.urandom(20), 1 << 20, b.pid), b.pid), False)
+    assert _send(pool, compute, "leaf-3", a)[0] == []  # it ran on the other worker
+    pool, compute = _tree_compute()
     compute.precomputed["leaf-0"] = ((ValueError("x"), "traceback"), True)
     assert _send(pool, compute, "leaf-1", pool.workers[0])[0] == []  # a failed input is nobody's
 
