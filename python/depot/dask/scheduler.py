@@ -276,9 +276,10 @@ def _materialize(value, client, pool, compute):
 
 def _graph_callback(compute, workers, chunksize):
     """A ``dask.callbacks.Callback`` (as the tuple ``get_async`` takes) whose start-state hook hands the
-    dependents ``get_async`` computes anyway to the compute's placement, and splits the tasks ready at the start
-    into one share per worker (``Compute.split_roots``; it reorders ``state["ready"]``, which both supported
-    versions pop from the end)."""
+    dependents and dependencies ``get_async`` computes anyway to the compute's placement, and the graph as
+    ``get_async`` runs it (each version's own task format: Dask 2026 converts it before the hooks run) to its
+    continuations (``Pool._continuations``), and splits the tasks ready at the start into one share per worker
+    (``Compute.split_roots``; it reorders ``state["ready"]``, which both supported versions pop from the end)."""
     from dask.callbacks import Callback
 
     def start_state(dsk, state):
