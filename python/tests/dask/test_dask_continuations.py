@@ -18,6 +18,7 @@ from depot.dask import _pool, _worker  # noqa: E402
 from depot.dask._pool import Compute, Pool, _Batch  # noqa: E402
 from depot.dask._refs import Held, Stored  # noqa: E402
 from dask_fixtures import clean_store, dask_daemon, scheduler  # noqa: E402,F401
+from test_dask_placement import _tree as _tree_dependents  # noqa: E402
 
 _ids = itertools.count(1)
 
@@ -42,14 +43,7 @@ def _tree_compute(leaves=4):
     pool.token = os.urandom(8)
     pool.workers = [_StandIn(100), _StandIn(101)]
     compute = Compute(pool, 1)
-    dependents, level, depth = {}, ["leaf-%d" % i for i in range(leaves)], 0
-    while len(level) > 1:
-        depth += 1
-        up = ["combine-%d-%d" % (depth, i) for i in range(len(level) // 2)]
-        for i, key in enumerate(level):
-            dependents[key] = {up[i // 2]}
-        level = up
-    dependents[level[0]] = set()
+    dependents = _tree_dependents(leaves)
     dependencies = collections.defaultdict(set)
     for key, ds in dependents.items():
         for d in ds:
