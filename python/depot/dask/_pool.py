@@ -485,7 +485,7 @@ class Pool:
         if (not CONTINUATIONS or compute.dsk is None or compute.dependencies is None or compute.results is None
                 or compute.chunksize != 1 or len(batch.keys) != 1):
             return []
-        done = compute.results._data  # get_async's cache (read only)
+        done = compute.results  # get_async's cache (read only)
         key = batch.keys[0]
         here = {key: Held(batch.oids[key], 0, w.pid)}
         chain = []

@@ -30,11 +30,13 @@ class _StandIn:
         self.inflight = {}
 
 
-class _Cache:
-    """``get_async``'s cache as ``_continuations`` reads it."""
+class _Cache(dict):
+    """``get_async``'s cache as ``_continuations`` reads it (a mapping); ``_data`` as the scheduler's ``_Results``
+    names its contents."""
 
-    def __init__(self):
-        self._data = {}
+    @property
+    def _data(self):
+        return self
 
 
 def _tree_compute(leaves=4):
