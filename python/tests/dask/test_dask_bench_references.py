@@ -109,3 +109,23 @@ def test_a_memory_sample_is_not_kept_when_pages_changed_hands_while_it_was_read(
     # small drops (tasks freeing their results as they go) keep the sample
     reads = {1: [500 * mib, 492 * mib], 2: [100 * mib, 100 * mib]}
     assert m._settled_pss([1, 2]) == 600 * mib
+
+
+def test_measure_interleaved_alternates_the_order_and_pairs_each_rounds_walls(dask_bench, monkeypatch):
+    import dask
+    ran = []
+    monkeypatch.setattr(dask_bench, "_warm_up", lambda graph, scheduler, warm_graph: None)
+
+    def scheduler_named(name):
+        def get(dsk, keys, **kwargs):
+            ran.append(name)
+            return dask.get(dsk, keys)
+        return get
+
+    graph = dask.delayed(sum)([1, 2])
+    runs, walls = dask_bench.measure_interleaved(graph, {"a": scheduler_named("a"), "b": scheduler_named("b")},
+                                                 [], 3)
+    assert ran[:6] == ["a", "b", "b", "a", "a", "b"]  # then one sampled run of each, for the peak memory
+    assert [len(walls[name]) for name in "ab"] == [3, 3]
+    assert runs["a"][0].wall == min(walls["a"])
+    assert dask_bench.median_of_rounds([2.0, 3.0, 9.0], [1.0, 2.0, 3.0]) == 2.0  # 2, 1.5, 3
