@@ -88,6 +88,8 @@ class Compute:
         #: failed)``, until ``get_async`` submits the key
         self.continued = {}
         self.precomputed = {}
+        #: key -> seconds its task ran in a worker, as the worker measured it (``task_seconds``)
+        self.task_seconds = {}
         #: key -> ``(pid, raw id)``: the worker its batch, or the batch it is a continuation of, went to last, and
         #: the id of its result there
         self.sent = {}
@@ -822,7 +824,8 @@ class Pool:
                 self._died(w)
 
     def _received(self, w, message):
-        tag, body = pickle.loads(message)
+        # a batch's results come as (batch id, results, {key: seconds it ran}), everything else as (tag, body)
+        tag, body, *timed = pickle.loads(message)
         if tag == "ready":
             w.ready.set()
             return
@@ -871,6 +874,8 @@ class Pool:
             return
         self._dispatch()
         compute = batch.compute
+        if timed:
+            compute.task_seconds.update(timed[0])
         if len(body) > len(batch.keys):
             # continuations' results come after the batch's own
             with self._lock:

@@ -26,6 +26,7 @@ import pickle
 import signal
 import sys
 import threading
+import time
 import traceback
 
 from ._objects import buffers_of, get_object, put_object
@@ -260,10 +261,27 @@ def pack_exception(e, dumps):
     return e, text
 
 
-def _run(state, fn, args, oids):
+def _run(state, fn, args, oids, seconds):
+    """Runs a batch; returns ``[(key, res_info, failed)]`` as ``get_async`` expects them (results encoded for the
+    scheduler), and puts each task's own run time, measured here, in ``seconds`` (key -> seconds): the caller's
+    clock would count the time a batch waited in the queue, and ~0 for a continuation (``depot.dask.Cache``
+    scores results by it)."""
+    from dask.local import batch_execute_tasks
     state.batch_oids = oids
+    timed = []
+    if fn is batch_execute_tasks:
+        for a in args:  # one at a time, as batch_execute_tasks runs them, to time each
+            started = time.perf_counter()
+            (key, res_info, failed), = fn([a])
+            timed.append((key, res_info, failed, time.perf_counter() - started))
+    else:
+        started = time.perf_counter()
+        done = fn(args)
+        share = (time.perf_counter() - started) / max(1, len(done))
+        timed = [(key, res_info, failed, share) for key, res_info, failed in done]
     out = []
-    for key, res_info, failed in fn(args):
+    for key, res_info, failed, took in timed:
+        seconds[key] = took
         if not failed:
             result, _ = res_info
             try:
@@ -277,12 +295,12 @@ def _run(state, fn, args, oids):
     return out
 
 
-def _continue(state, chain):
+def _continue(state, chain, seconds):
     """Runs the continuations a batch came with (``Pool._continuations``): ``[(key, (task, inputs), raw id)]``,
     each a dependent of the one before (the first of the batch's task), in order, while every input each refers
     to is held here (a batch given back and run elsewhere finds them held by another worker, and runs none);
-    returns their results as ``(key, result, failed, True)``. The scheduler keeps them until ``get_async``
-    submits those keys."""
+    returns their results as ``(key, result, failed, True)``, with their run times in ``seconds``. The scheduler
+    keeps them until ``get_async`` submits those keys."""
     from dask.local import batch_execute_tasks
     hooks = task_hooks()
     out = []
@@ -291,7 +309,7 @@ def _continue(state, chain):
         if any(isinstance(v, Held) and (v.holder != state.pid or bytes(v.oid) not in state.held)
                for v in inputs.values()):
             break
-        (key, res_info, failed), = _run(state, batch_execute_tasks, [(key, task_info) + hooks], {key: raw})
+        (key, res_info, failed), = _run(state, batch_execute_tasks, [(key, task_info) + hooks], {key: raw}, seconds)
         out.append((key, res_info, failed, True))
         if failed:
             break
@@ -360,11 +378,12 @@ def main(conn, directory, inline_bytes):
                 send(pickle.dumps(("unreadable", (batch_id, traceback.format_exc()))))
                 continue
             del message, item
-            out = _run(_state, fn, args, oids)
+            seconds = {}
+            out = _run(_state, fn, args, oids, seconds)
             if then and not any(failed for _, _, failed in out):
-                out.extend(_continue(_state, then))
+                out.extend(_continue(_state, then, seconds))
             del args, then
-            reply = pickle.dumps((batch_id, out), protocol=5)
+            reply = pickle.dumps((batch_id, out, seconds), protocol=5)
             del out
             _state.finish_batch()
             try:

@@ -10,6 +10,7 @@ from depot.errors import DepotError
 
 from ._objects import get_object
 from ._refs import Held, Inline, Stored
+from .scheduler import task_seconds
 
 __all__ = ["Cache"]
 
@@ -21,7 +22,10 @@ class Cache(Callback):
     On start, every key of the graph already in the cache is replaced by its value (read zero-copy). Every other
     key is claimed: when another process is computing it right now, this one waits for its result instead of
     computing it again. After each task, its result is kept if the cachey-style score (compute time, including
-    that of the task's inputs, per byte, decayed since last use) earns it a place within ``limit_bytes``.
+    that of the task's inputs, per byte, decayed since last use) earns it a place within ``limit_bytes``. The
+    compute time is measured around ``pretask``/``posttask`` in the caller, as ``dask.cache.Cache`` does, except
+    under the depot.dask scheduler, whose workers measure each task's own run time (the caller's clock would add
+    the time a task waited in a worker's queue, and give ~0 to a task a worker ran as a continuation).
 
     Parameters
     ----------
@@ -69,6 +73,9 @@ class Cache(Callback):
 
     def _posttask(self, key, value, dsk, state, id):
         duration = default_timer() - self.starttimes.pop(key, default_timer())
+        measured = task_seconds(key)  # a depot.dask worker's own clock, when the task ran in one
+        if measured is not None:
+            duration = measured
         deps = state["dependencies"][key]
         if deps:
             duration += max(self.durations.get(k, 0) for k in deps)

@@ -91,9 +91,11 @@ class Scheduler:
         if not isinstance(dsk, collections.abc.Mapping):
             dsk = dsk.__dask_graph__()  # Dask 2025+ hands an expression over; get_async would do the same
         compute = self._pool.new_compute()
+        outer, _running.compute = getattr(_running, "compute", None), compute
         try:
             return self._compute(dsk, keys, compute, kwargs)
         finally:
+            _running.compute = outer
             self._pool.retire(compute)
 
     get = __call__
@@ -272,6 +274,19 @@ def _materialize(value, client, pool, compute):
     if isinstance(value, Inline):
         return value.load()
     return value
+
+
+#: the compute ``Scheduler.__call__`` runs in this thread (``get_async`` calls the callbacks in it)
+_running = threading.local()
+
+
+def task_seconds(key):
+    """The seconds task ``key`` of the depot.dask compute running in this thread ran in its worker, as the worker
+    measured it; None outside a depot.dask compute or before the task ran. For callbacks (``depot.dask.Cache``):
+    their ``pretask``/``posttask`` clock in the caller counts the time a task waited in a worker's queue, and ~0
+    for a task a worker ran as a continuation (its result is already there when ``get_async`` submits it)."""
+    compute = getattr(_running, "compute", None)
+    return None if compute is None else compute.task_seconds.get(key)
 
 
 def _graph_callback(compute, workers, chunksize):

@@ -133,7 +133,7 @@ def test_a_worker_runs_no_continuation_whose_input_it_does_not_hold():
     for inputs in ({"a": Held(held_here, 32, state.pid), "b": elsewhere},
                    {"a": Held(held_here, 32, state.pid), "b": given_back}):
         # the task is never looked at: nothing runs
-        assert _worker._continue(state, [("combine", (object(), inputs), os.urandom(20))]) == []
+        assert _worker._continue(state, [("combine", (object(), inputs), os.urandom(20))], {}) == []
 
 
 def _tree(leaves, size):

@@ -106,6 +106,28 @@ def test_cache_keeps_within_its_limit_by_score(dask_daemon):
     assert cache.entries() == []
 
 
+def _slow_copy(a, seconds):
+    time.sleep(seconds)
+    return a.copy()
+
+
+def test_cache_scores_a_task_run_as_a_continuation_by_its_time_in_the_worker(scheduler, clean_store):
+    # ``heavy`` is ``leaf``'s only dependent: the worker running ``leaf`` runs it right after, as a continuation,
+    # and get_async's clock would see it end the moment it is submitted
+    leaf = dask.delayed(np.full, pure=True)(20000, 1.0)
+    heavy = dask.delayed(_slow_copy, pure=True)(leaf, 0.3)
+    cache = depot.dask.Cache(64 << 20, dir=scheduler.directory, namespace="test-" + uuid.uuid4().hex)
+    before = scheduler._pool.continuations_used_count
+    try:
+        with cache:
+            np.testing.assert_array_equal(heavy.compute(scheduler=scheduler), np.full(20000, 1.0))
+        assert scheduler._pool.continuations_used_count > before
+        assert cache.durations[heavy.key] >= 0.3
+        assert depot.dask.scheduler.task_seconds(heavy.key) is None  # only inside a depot.dask compute
+    finally:
+        cache.clear()
+
+
 def test_memoize_computes_once_per_arguments(dask_daemon, tmp_path):
     calls = []
 
