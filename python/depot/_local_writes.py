@@ -32,6 +32,7 @@ import struct
 import time
 
 from . import _atomics as atomics
+from . import _space as space
 from ._alloc_lock import AllocationLock
 from ._allocator import NONE, HeapAllocator, block_size_for
 from ._events import EventPublisher
@@ -220,14 +221,7 @@ class LocalWrites:
         if atomics.get_int_volatile(base + H.FUTEX_WAITERS_OFFSET) > 0:
             atomics.futex_wake_all(word)
             atomics.get_and_add_long(self._slot_address + CT.WAKEUPS_OFFSET, 1)
-        if atomics.get_int_volatile(base + H.EVICTING_SPACE_WAITERS_OFFSET) > 0:
-            self._space_may_have_freed()
-
-    def _space_may_have_freed(self):
-        base = self._base
-        atomics.get_and_add_int(base + H.SPACE_SEQUENCE_OFFSET, 1)
-        if atomics.get_int_volatile(base + H.SPACE_WAITERS_OFFSET) > 0:
-            atomics.futex_wake_all(base + H.SPACE_SEQUENCE_OFFSET)
+        space.object_became_evictable(base)
 
     def abort(self, created):
         """Frees what ``try_create`` made and was not sealed. Waits for the lock (StoreBusyError when a live
@@ -241,12 +235,12 @@ class LocalWrites:
             self._free_entry_under_lock(index_slot, created.flags & IE.FLAG_KEEP)
         finally:
             self._lock.release()
-        self._wake_space_waiters()
+        space.wake_waiters(self._base)
 
     def _free_entry_under_lock(self, index_slot, kept):
         """Java's Store.freeEntryUnderLock for an entry with a block: the block freed, the entry removed, the
         counts updated, and the space sequence bumped under the lock (a waiting create reads it under the lock);
-        its sleepers are woken after the release (``_wake_space_waiters``)."""
+        its sleepers are woken after the release (``_space.wake_waiters``)."""
         entry = self._entries_offset + index_slot * IE.ENTRY_LENGTH
         _, block, _ = _BLOCK_AND_LENGTHS.unpack_from(self._mm, entry + IE.METADATA_LENGTH_OFFSET)
         if kept:
@@ -255,12 +249,7 @@ class LocalWrites:
         self._allocator.free(block)  # checks the offset read from the entry against the heap
         self._remove(index_slot)
         self._add_counter(H.OBJECT_COUNT_OFFSET, -1)
-        atomics.get_and_add_int(self._base + H.SPACE_SEQUENCE_OFFSET, 1)
-
-    def _wake_space_waiters(self):
-        """After the lock's release, as Java does: woken under it, sleepers would only sleep again on the lock."""
-        if atomics.get_int_volatile(self._base + H.SPACE_WAITERS_OFFSET) > 0:
-            atomics.futex_wake_all(self._base + H.SPACE_SEQUENCE_OFFSET)
+        space.bump_under_lock(self._base)
 
     # ---- delete ---------------------------------------------------------------------------------------
 
@@ -333,7 +322,7 @@ class LocalWrites:
                 self._free_entry_under_lock(index_slot, deleting >> IE.FLAGS_SHIFT & IE.FLAG_KEEP)
         finally:
             self._lock.release()
-        self._wake_space_waiters()
+        space.wake_waiters(self._base)
         return True
 
     def _is_pinned(self, record):

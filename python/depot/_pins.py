@@ -17,6 +17,7 @@ import time
 
 from . import _atomics as atomics
 from . import _process
+from . import _space as space
 from ._layout import ClientTableDescriptor as CT
 from ._layout import EntryState
 from ._layout import IndexEntryDescriptor as IE
@@ -107,6 +108,8 @@ class ClientSlot:
         if self.fork_generation != _process._fork_generation:
             return  # the parent's pin: not ours to release
         atomics.put_long_volatile(self._records + position * CT.PIN_RECORD_LENGTH, 0)
+        # the object may be evictable now: a create waiting for room that may evict tries again (as Java's unpin)
+        space.object_became_evictable(self.mapping.base)
         # before the position is free again: until then the slot cannot be given back, so the delete finished
         # here (owned by this slot) is this slot's
         finish = self.finish_pending_delete

@@ -287,3 +287,30 @@ def test_a_get_of_a_spilled_object_without_a_spilling_daemon_says_what_to_start(
     finally:
         assert _atomics.compare_and_set_long(address, (sealed & ~0xFF) | EntryState.SPILLED, sealed)
     assert client.get(oid, timeout=0).to_bytes() == b"s" * 100
+
+
+def test_releasing_the_last_pins_wakes_a_put_waiting_for_room(daemon, client):
+    from depot import _atomics as atomics
+    from depot._layout import StoreHeaderDescriptor as H
+    # the 64 MiB store filled with objects this client holds pinned: a put that needs room waits (in the daemon)
+    # until an unpin makes one evictable; Python's unpin must wake it, as Java's does, not leave it to its timeout
+    ids = [depot.ObjectId.of("full-%d" % i) for i in range(14)]
+    for i, oid in enumerate(ids):
+        client.put(oid, bytes([i]) * (4 << 20))
+    views = [client.get(oid, timeout=0) for oid in ids]
+    done = []
+    put = threading.Thread(target=lambda: done.append(client.put(depot.ObjectId.of("late"), b"x" * (12 << 20),
+                                                                 timeout=60)))
+    put.start()
+    try:
+        waiters = client._mapping.base + H.EVICTING_SPACE_WAITERS_OFFSET
+        _until(lambda: atomics.get_int_volatile(waiters) > 0, "the put waiting for room")
+        time.sleep(0.3)  # past its spin, asleep on the space sequence
+        assert put.is_alive()
+    finally:
+        for v in views:
+            v.release()
+    put.join(timeout=20)
+    assert not put.is_alive(), "the put still waits for room 20 s after the pins that kept it out were released"
+    with client.get(depot.ObjectId.of("late"), timeout=0) as v:
+        assert bytes(v.data[:1]) == b"x"
