@@ -37,6 +37,9 @@ COUNTER_LENGTH = ID_LENGTH - PREFIX_LENGTH
 
 START_TIMEOUT = 120.0
 STOP_TIMEOUT = 10.0
+#: a worker whose pipe closed is given this long to exit before it is killed: it can run nothing more, and the
+#: thread that saw it go (a compute's own) waits for it before the compute hears of its tasks
+DIED_GRACE_SECONDS = 1.0
 
 
 class WorkerDiedError(RuntimeError):
@@ -900,7 +903,7 @@ class Pool:
             self._turn.notify_all()
 
     def _died(self, w):
-        code = w.exitcode(STOP_TIMEOUT)
+        code = w.exitcode(DIED_GRACE_SECONDS)
         if code is None:
             w.kill()
             code = w.exitcode(STOP_TIMEOUT)

@@ -161,6 +161,25 @@ def test_killed_worker_fails_the_compute_naming_the_task_and_is_replaced(schedul
 
 
 
+def test_a_worker_that_hangs_up_without_exiting_is_killed_and_its_task_fails_naming_it(scheduler, clean_store):
+    before = scheduler.workers
+
+    def hang_up():
+        import socket
+        import sys
+        # the worker's end of its pipe to the scheduler (``_worker.run``'s first argument), shut down: the
+        # scheduler sees the pipe close while the process lives on, stuck in this task
+        socket.socket(fileno=os.dup(int(sys.argv[1]))).shutdown(socket.SHUT_RDWR)
+        time.sleep(600)
+
+    with pytest.raises(depot.dask.WorkerDiedError) as info:
+        dask.compute(dask.delayed(hang_up)(dask_key_name="the-hang-up"), scheduler=scheduler)
+    assert "the-hang-up" in str(info.value) and "signal 9" in str(info.value)
+    after = scheduler.workers
+    assert len(after) == 2 and len(set(before) - set(after)) == 1
+    assert dask.compute(dask.delayed(sum)([1, 2, 3]), scheduler=scheduler) == (6,)
+
+
 def test_computes_from_several_threads_at_once_share_the_workers_and_each_gets_its_own_results(scheduler,
                                                                                                 clean_store):
     # one thread receives the workers' results at a time, for every compute (Pool.next_finished): the others wait
