@@ -1,6 +1,7 @@
 package dev.depot.core.store;
 
 import static dev.depot.core.store.StoreHeaderDescriptor.SPACE_WAITERS_OFFSET;
+import static dev.depot.core.testing.SpinUntil.spinUntil;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -32,9 +33,8 @@ class BlockingCreateTest {
     }
 
     private static void awaitSpaceWaiter(StoreFixture f) {
-        while (Atomics.getIntVolatile(f.store.header, SPACE_WAITERS_OFFSET) == 0) {
-            Thread.onSpinWait();
-        }
+        spinUntil(() -> Atomics.getIntVolatile(f.store.header, SPACE_WAITERS_OFFSET) > 0,
+            "a create counting itself in SPACE_WAITERS");
     }
 
     private static long createWaiting(StoreFixture f, TestId id, long size, int flags, long timeoutNanos) {

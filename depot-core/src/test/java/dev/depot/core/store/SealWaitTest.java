@@ -1,6 +1,7 @@
 package dev.depot.core.store;
 
 import static dev.depot.core.store.StoreHeaderDescriptor.FUTEX_WAITERS_OFFSET;
+import static dev.depot.core.testing.SpinUntil.spinUntil;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -45,9 +46,8 @@ class SealWaitTest {
         try (var f = new StoreFixture()) {
             TestId id = f.newId();
             Future<Pin> waiter = pool.submit(() -> awaitObject(f.store, id));
-            while (Atomics.getIntVolatile(f.store.header, FUTEX_WAITERS_OFFSET) == 0) {
-                Thread.onSpinWait();
-            }
+            spinUntil(() -> Atomics.getIntVolatile(f.store.header, FUTEX_WAITERS_OFFSET) > 0,
+                "the waiter counting itself in FUTEX_WAITERS");
             f.put(id, 4000);
             Pin pin = waiter.get();
             StoreFixture.assertPattern(id, f.store.data(pin.slot()));
