@@ -314,3 +314,20 @@ def test_releasing_the_last_pins_wakes_a_put_waiting_for_room(daemon, client):
     assert not put.is_alive(), "the put still waits for room 20 s after the pins that kept it out were released"
     with client.get(depot.ObjectId.of("late"), timeout=0) as v:
         assert bytes(v.data[:1]) == b"x"
+
+
+def test_a_python_client_takes_one_slot_and_a_second_only_once_the_daemon_creates_for_it(daemon, client):
+    before = client.stat().client_count
+    other = depot.connect(daemon.dir)
+    try:
+        other.put(depot.ObjectId.of("small"), b"s" * 100)  # made in shared memory, without the daemon
+        assert other.contains(depot.ObjectId.of("small")) and other.stat().object_count >= 1
+        assert client.stat().client_count == before + 1
+        # a 64 MiB store with no room left: the daemon evicts and creates for this client, in a session
+        for i in range(20):
+            other.put(depot.ObjectId.of("fill-%d" % i), bytes([i]) * (4 << 20))
+        assert other.stat().eviction_count > 0
+        assert client.stat().client_count == before + 2
+    finally:
+        other.close()
+    _until(lambda: client.stat().client_count == before, "freeing the closed client's slot and session")

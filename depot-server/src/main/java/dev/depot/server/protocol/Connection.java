@@ -33,8 +33,11 @@ final class Connection implements Runnable {
     private static final long WAIT_SLICE_MILLIS = 100;
 
     private final ControlServer.Context context;
-    /** This connection's own client of the store (a session: its own slot and pins), from HELLO on. */
-    private DepotClient client;
+    /**
+     * This connection's own client of the store (a session: its own slot and pins), opened by the first request
+     * that pins or creates ({@link #session}); null until then.
+     */
+    private DepotClient session;
     private final SocketChannel channel;
     private final String name;
     private final FrameReader reader;
@@ -167,9 +170,22 @@ final class Connection implements Runnable {
             throw new VersionMismatch("the client speaks protocol " + major + "." + minor + " but this daemon speaks "
                 + VERSION_MAJOR + "." + VERSION_MINOR + "; use a client of major version " + VERSION_MAJOR);
         }
-        client = DepotClient.wrap(context.client().store().openSession(ClientTableDescriptor.KIND_PYTHON));
         greeted = true;
         return Replies.welcome(f, context);
+    }
+
+    /**
+     * The connection's session, opened at its first request that pins or creates, so that what it holds is
+     * released when the connection ends, however it ends. Not at HELLO: a Python client pins and creates in a slot
+     * of its own, without the daemon, and only comes here when the store is full or an object is spilled, so most
+     * connections never need one (each session is a slot of the client table, out of its {@code --max-clients}).
+     * Requests that leave nothing held (CONTAINS, DELETE, LIST, STAT, EVICT) use the daemon's own client.
+     */
+    private DepotClient session() {
+        if (session == null) {
+            session = DepotClient.wrap(context.client().store().openSession(ClientTableDescriptor.KIND_PYTHON));
+        }
+        return session;
     }
 
     private ByteBuffer create(Frame f) {
@@ -229,7 +245,7 @@ final class Connection implements Runnable {
         if ((flags & CREATE_FLAG_KEEP) != 0) {
             options.add(CreateOption.KEEP);
         }
-        return client.create(id, size, metadata, timeoutMillis < 0 ? Duration.ofNanos(-1)
+        return session().create(id, size, metadata, timeoutMillis < 0 ? Duration.ofNanos(-1)
             : Duration.ofMillis(timeoutMillis), options.toArray(CreateOption[]::new));
     }
 
@@ -251,7 +267,7 @@ final class Connection implements Runnable {
         if (v == null) {
             throw new ObjectMissingException("object " + id + (timeout == 0 ? " does not exist"
                 : cancelled ? " was not sealed before the client sent its next request"
-                : " was not sealed within " + timeout + " ms") + " in the store at " + client.directory());
+                : " was not sealed within " + timeout + " ms") + " in the store at " + context.client().directory());
         }
         long handle = objects.addView(v);
         ByteBuffer reply = FrameWriter.frame(replyType(TYPE_GET), 0, f.requestId(), LOCATION_LENGTH);
@@ -305,7 +321,7 @@ final class Connection implements Runnable {
      * interrupted), so the wait ends as if timed out, this request is answered, then the next one.
      */
     private ObjectView await(ObjectId id, long timeout) throws IOException, InterruptedException {
-        ObjectView v = client.tryGet(id, 0);
+        ObjectView v = session().tryGet(id, 0);
         if (v != null || timeout == 0 || cancelled) {
             return v;
         }
@@ -315,9 +331,9 @@ final class Connection implements Runnable {
             long left = timeout < 0 ? WAIT_SLICE_MILLIS
                 : Math.min(WAIT_SLICE_MILLIS, (deadline - System.nanoTime()) / 1_000_000L);
             if (left <= 0) {
-                return client.tryGet(id, 0);
+                return session().tryGet(id, 0);
             }
-            v = context.waiter().await(client, id, left);
+            v = context.waiter().await(session(), id, left);
             if (v != null) {
                 context.counters().wokeUp();
                 return v;
@@ -329,7 +345,7 @@ final class Connection implements Runnable {
                 case CLOSED -> throw new PeerGone();
                 case SENT_MORE -> {
                     cancelled = true;
-                    return client.tryGet(id, 0);
+                    return session().tryGet(id, 0);
                 }
                 case IDLE -> { }
             }
@@ -347,17 +363,17 @@ final class Connection implements Runnable {
     }
 
     private ByteBuffer contains(Frame f) {
-        return Replies.bool(f, client.contains(idOnly(f)));
+        return Replies.bool(f, context.client().contains(idOnly(f)));
     }
 
     private ByteBuffer delete(Frame f) {
-        return Replies.bool(f, client.delete(idOnly(f)));
+        return Replies.bool(f, context.client().delete(idOnly(f)));
     }
 
     /** Sends the listing in frames of at most {@link MessageDescriptor#LIST_ENTRIES_PER_FRAME} entries. */
     private ByteBuffer list(Frame f) throws IOException {
         f.expectBodyLength(0);
-        List<ObjectInfo> all = client.list();
+        List<ObjectInfo> all = context.client().list();
         int start = 0;
         while (true) {
             int n = Math.min(LIST_ENTRIES_PER_FRAME, all.size() - start);
@@ -372,7 +388,7 @@ final class Connection implements Runnable {
 
     private ByteBuffer stat(Frame f) {
         f.expectBodyLength(0);
-        return Replies.stat(f, client.stats(), objects.viewCount(), objects.writerCount());
+        return Replies.stat(f, context.client().stats(), objects.viewCount(), objects.writerCount());
     }
 
     private ByteBuffer evict(Frame f) {
@@ -381,7 +397,7 @@ final class Connection implements Runnable {
         if (bytes < 0) {
             throw new ProtocolException("EVICT of a negative byte count " + bytes);
         }
-        return Replies.evicted(f, client.evict(bytes));
+        return Replies.evicted(f, context.client().evict(bytes));
     }
 
     private static ObjectId idOnly(Frame f) {
@@ -409,9 +425,9 @@ final class Connection implements Runnable {
             context.log().accept(name + " ended holding " + views + " pin(s) and " + writers
                 + " unsealed object(s); released and aborted them");
         }
-        if (client != null) {
+        if (session != null) {
             try {
-                client.close();
+                session.close();
             } catch (RuntimeException e) {
                 context.log().accept(name + ": closing its session failed: " + e);
             }

@@ -9,10 +9,14 @@ import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
 import org.junit.jupiter.api.Test;
 
-/** Each connection is a client of the store in its own right: its own slot and its own pin table. */
+/**
+ * A connection that pins or creates through the daemon is a client of the store in its own right: its own slot and
+ * its own pin table, opened at its first such request (not at HELLO: a Python client pins and creates in a slot of
+ * its own, and most of its connections never need one).
+ */
 class ConnectionSessionTest {
     @Test
-    void shouldGiveEachConnectionItsOwnClientSlotAndReturnItOnClose() throws Exception {
+    void shouldGiveAConnectionItsOwnClientSlotAtItsFirstPinAndReturnItOnClose() throws Exception {
         try (TempStore temp = new TempStore();
              DepotServer server = DepotServer.start(ServerConfig.defaults().withDirectory(temp.dir())
                  .withCapacity(1 << 20), msg -> { })) {
@@ -21,9 +25,11 @@ class ConnectionSessionTest {
             assertEquals(1, server.client().stats().clientCount());
             try (ProtocolTestClient a = ProtocolTestClient.open(temp.dir());
                  ProtocolTestClient b = ProtocolTestClient.open(temp.dir())) {
-                assertEquals(3, server.client().stats().clientCount());
+                assertEquals(1, server.client().stats().clientCount(), "HELLO alone takes no slot");
                 assertTrue(a.get(id, 0).found());
+                assertEquals(2, server.client().stats().clientCount());
                 assertTrue(b.get(id, 0).found());
+                assertEquals(3, server.client().stats().clientCount());
                 assertEquals(2, server.client().list().getFirst().pinCount());
             }
             long deadline = System.nanoTime() + 10_000_000_000L;
