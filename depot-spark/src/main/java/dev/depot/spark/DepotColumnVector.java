@@ -3,6 +3,7 @@ package dev.depot.spark;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import java.util.List;
+import java.util.function.IntFunction;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
@@ -286,54 +287,46 @@ final class DepotColumnVector extends ColumnVector {
 
     @Override
     public byte[] getBytes(int rowId, int count) {
-        checkRows(rowId, count, byteRows, 1, "getBytes");
-        byte[] out = new byte[count];
-        Platform.copyMemory(null, valuesAddress + rowId, out, Platform.BYTE_ARRAY_OFFSET, count);
-        return out;
+        return copyRows(rowId, count, byteRows, 1, "getBytes", byte[]::new, Platform.BYTE_ARRAY_OFFSET);
     }
 
     @Override
     public short[] getShorts(int rowId, int count) {
-        checkRows(rowId, count, shortRows, 2, "getShorts");
-        short[] out = new short[count];
-        Platform.copyMemory(null, valuesAddress + ((long) rowId << 1), out, Platform.SHORT_ARRAY_OFFSET,
-            (long) count << 1);
-        return out;
+        return copyRows(rowId, count, shortRows, 2, "getShorts", short[]::new, Platform.SHORT_ARRAY_OFFSET);
     }
 
     @Override
     public int[] getInts(int rowId, int count) {
-        checkRows(rowId, count, intRows, 4, "getInts");
-        int[] out = new int[count];
-        Platform.copyMemory(null, valuesAddress + ((long) rowId << 2), out, Platform.INT_ARRAY_OFFSET,
-            (long) count << 2);
-        return out;
+        return copyRows(rowId, count, intRows, 4, "getInts", int[]::new, Platform.INT_ARRAY_OFFSET);
     }
 
     @Override
     public long[] getLongs(int rowId, int count) {
-        checkRows(rowId, count, longRows, 8, "getLongs");
-        long[] out = new long[count];
-        Platform.copyMemory(null, valuesAddress + ((long) rowId << 3), out, Platform.LONG_ARRAY_OFFSET,
-            (long) count << 3);
-        return out;
+        return copyRows(rowId, count, longRows, 8, "getLongs", long[]::new, Platform.LONG_ARRAY_OFFSET);
     }
 
     @Override
     public float[] getFloats(int rowId, int count) {
-        checkRows(rowId, count, intRows, 4, "getFloats");
-        float[] out = new float[count];
-        Platform.copyMemory(null, valuesAddress + ((long) rowId << 2), out, Platform.FLOAT_ARRAY_OFFSET,
-            (long) count << 2);
-        return out;
+        return copyRows(rowId, count, intRows, 4, "getFloats", float[]::new, Platform.FLOAT_ARRAY_OFFSET);
     }
 
     @Override
     public double[] getDoubles(int rowId, int count) {
-        checkRows(rowId, count, longRows, 8, "getDoubles");
-        double[] out = new double[count];
-        Platform.copyMemory(null, valuesAddress + ((long) rowId << 3), out, Platform.DOUBLE_ARRAY_OFFSET,
-            (long) count << 3);
+        return copyRows(rowId, count, longRows, 8, "getDoubles", double[]::new, Platform.DOUBLE_ARRAY_OFFSET);
+    }
+
+    /**
+     * {@code count} values of {@code width} bytes from row {@code rowId}, checked against {@code rows} (the rows a
+     * getter of that width may read), copied into a new array made by {@code allocate} (after the check: a
+     * negative count is refused with the column named, not a {@code NegativeArraySizeException}) whose first
+     * element is at {@code arrayOffset}.
+     */
+    private <T> T copyRows(int rowId, int count, int rows, int width, String method, IntFunction<T> allocate,
+                           long arrayOffset) {
+        checkRows(rowId, count, rows, width, method);
+        T out = allocate.apply(count);
+        int shift = Integer.numberOfTrailingZeros(width);
+        Platform.copyMemory(null, valuesAddress + ((long) rowId << shift), out, arrayOffset, (long) count << shift);
         return out;
     }
 
