@@ -129,3 +129,37 @@ def test_measure_interleaved_alternates_the_order_and_pairs_each_rounds_walls(da
     assert [len(walls[name]) for name in "ab"] == [3, 3]
     assert runs["a"][0].wall == min(walls["a"])
     assert dask_bench.median_of_rounds([2.0, 3.0, 9.0], [1.0, 2.0, 3.0]) == 2.0  # 2, 1.5, 3
+
+
+def _fake_python(path, body):
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_the_bench_environment_is_built_on_the_system_python_of_the_same_version(dask_bench, tmp_path,
+                                                                                  monkeypatch):
+    import dask_bench_env
+    monkeypatch.delenv(dask_bench_env.BASE_PYTHON_NAME, raising=False)
+    same = _fake_python(tmp_path / "same", 'exec "%s" "$@"' % sys.executable)
+    monkeypatch.setattr(dask_bench_env, "SYSTEM_PYTHON", same)
+    assert dask_bench_env.base_python() == same
+
+    other = _fake_python(tmp_path / "other", "echo 2.7")
+    monkeypatch.setattr(dask_bench_env, "SYSTEM_PYTHON", other)
+    assert dask_bench_env.base_python() == sys.executable
+
+    monkeypatch.setattr(dask_bench_env, "SYSTEM_PYTHON", str(tmp_path / "missing"))
+    assert dask_bench_env.base_python() == sys.executable
+
+    monkeypatch.setattr(dask_bench_env, "SYSTEM_PYTHON", same)
+    monkeypatch.setenv(dask_bench_env.BASE_PYTHON_NAME, "/opt/python/bin/python3")
+    assert dask_bench_env.base_python() == "/opt/python/bin/python3"
+    assert dask_bench_env.install_command(same).startswith(same + " -m venv ")
+
+
+def test_the_figures_name_the_interpreter_build(dask_bench):
+    import dask
+    described = dask_bench.interpreter_description()
+    assert described.startswith(sys.executable)
+    assert os.path.realpath(sys.executable) in described and dask.__version__ in described

@@ -603,7 +603,7 @@ def case_pipeline(s, extra, quick, directory, capacity):
             missing["dask_on_ray"], ray = ray, None
     figures = figures_of("depot", *runs["depot"])
     figures.update(placement)
-    figures["python"] = "%s (dask %s)" % (sys.executable, _dask_version())
+    figures["python"] = interpreter_description()
     figures["warm_computes"] = 0 if quick else WARM_COMPUTES
     baseline = {}
     for name, (best, peak) in runs.items():
@@ -842,6 +842,14 @@ def _mem_available():
     except OSError:
         pass
     return None
+
+
+def interpreter_description():
+    """This interpreter, the build it runs on (a virtual environment's ``python`` links to it) and Dask's
+    version: the figures depend on all three."""
+    import platform
+    return "%s (%s %s, %s; dask %s)" % (sys.executable, platform.python_implementation(), platform.python_version(),
+                                      os.path.realpath(sys.executable), _dask_version())
 
 
 def _dask_version():
