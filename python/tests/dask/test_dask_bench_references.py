@@ -163,29 +163,3 @@ def test_the_figures_name_the_interpreter_build(dask_bench):
     described = dask_bench.interpreter_description()
     assert described.startswith(sys.executable)
     assert os.path.realpath(sys.executable) in described and dask.__version__ in described
-
-
-def test_the_local_cluster_baseline_is_stopped_between_its_runs(dask_bench, tmp_path):
-    """LocalCluster runs in a child process of its own, stopped with everything under it while other schedulers
-    run: idle, its event loops took CPU from depot.dask's runs."""
-    pytest.importorskip("distributed")
-    import dask
-    from depot import _procfs
-    g = dask_bench.pipeline(4, 100, 16)
-    expected = dask.compute(g, scheduler="sync")[0]
-    with dask_bench.PausedLocalCluster(str(tmp_path), 0) as cluster:
-        assert dask.compute(g, scheduler=cluster)[0] == expected
-        tree = _procfs.process_tree([cluster._child.pid])
-        assert len(tree) >= 3  # the server and its two workers at least
-        cluster.pause()
-        assert {dask_bench._process_state(p) for p in tree} == {"T"}
-        cluster.resume()
-        assert all(dask_bench._process_state(p) != "T" for p in tree)
-        cluster.pause()
-        assert dask.compute(g, scheduler=cluster)[0] == expected  # a compute continues it first
-        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
-            dask.compute(dask.delayed(lambda: 1 / 0)(), scheduler=cluster)
-        cluster.pause()
-        child = cluster._child
-    assert child.returncode == 0
-    assert {dask_bench._process_state(p) for p in tree} <= {None, "Z"}

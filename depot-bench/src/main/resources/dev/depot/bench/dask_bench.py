@@ -40,7 +40,6 @@ MIB = 1 << 20
 PSS_UNSETTLED_DROP_BYTES = 64 * MIB
 PART_LOCAL_CLUSTER = "local-cluster"
 PART_DASK_ON_RAY = "dask-on-ray"
-PART_LOCAL_CLUSTER_SERVER = "local-cluster-server"  # PausedLocalCluster's child
 #: the child drivers of baselines are stopped after this long (``run_part``): Ray hung once after ``ray.init`` here
 #: (2026-12-02), and in this process it would have hung the whole benchmark
 DASK_ON_RAY_TIMEOUT_S = 300
@@ -240,144 +239,6 @@ def local_cluster():
     finally:
         client.close()
         cluster.close()
-
-
-class PausedLocalCluster:
-    """A LocalCluster that takes no CPU between its runs: it lives in a child process of its own (the scheduler in
-    that process, its nannies and workers under it), which this class stops (SIGSTOP, the whole subtree) while
-    other schedulers run, and continues for its own runs. Called as a Dask scheduler, it sends the graph to the
-    child, which computes it with its ``Client`` and sends the result back.
-
-    Why: idle, a two-worker LocalCluster took ~117 ms of CPU a second here (event loop ticks, system monitors,
-    profilers), ~40 % of it in the process holding its scheduler. Kept running in the driver beside depot.dask,
-    it slowed depot.dask's computes by ~6 % (median of 12 computes against 12, 2026-12-03), and its event loop
-    thread competed with depot.dask's caller for the driver's GIL. A user runs one scheduler or the other.
-
-    ``resume`` waits ``LOCAL_CLUSTER_SETTLE_S`` for timers that fell due while it was stopped (heartbeats); the
-    benchmark calls ``resume`` and ``pause`` outside its timed runs. The graph and result cross a socket pair
-    (cloudpickle): ~1 ms a compute, counted against LocalCluster."""
-
-    def __init__(self, directory, capacity):
-        import multiprocessing.connection
-        import socket
-        mine, theirs = socket.socketpair()
-        try:
-            self._child = subprocess.Popen(
-                [sys.executable, os.path.abspath(__file__), directory, str(capacity), "--part",
-                 PART_LOCAL_CLUSTER_SERVER, str(theirs.fileno())], pass_fds=[theirs.fileno()])
-        finally:
-            theirs.close()
-        self._conn = multiprocessing.connection.Connection(mine.detach())
-        self._stopped = []
-        self._answer()  # "ready": the cluster is up
-
-    def _answer(self):
-        import pickle
-        try:
-            ok, value = pickle.loads(self._conn.recv_bytes())
-        except EOFError:
-            raise RuntimeError("the LocalCluster server exited (%s)" % self._child.wait()) from None
-        if not ok:
-            raise RuntimeError("LocalCluster failed:\n%s" % value)
-        return value
-
-    def __call__(self, dsk, keys, **kwargs):
-        import cloudpickle  # distributed's own dependency: functions of __main__ and lambdas go by value
-        self.resume()
-        self._conn.send_bytes(cloudpickle.dumps((dsk, keys)))
-        return self._answer()
-
-    def pause(self):
-        """Stops the server and every process under it."""
-        import signal
-        from depot import _procfs
-        if self._stopped:
-            return
-        self._stopped = sorted(_procfs.process_tree([self._child.pid]))
-        for pid in self._stopped:
-            _signal(pid, signal.SIGSTOP)
-        # a signal stops a process running on another CPU a moment later: the next timed run starts after that
-        deadline = time.monotonic() + LOCAL_CLUSTER_STOP_TIMEOUT_S
-        while not all(_process_state(p) in ("T", None) for p in self._stopped) and time.monotonic() < deadline:
-            time.sleep(0.001)
-
-    def resume(self):
-        import signal
-        if not self._stopped:
-            return
-        for pid in self._stopped:
-            _signal(pid, signal.SIGCONT)
-        self._stopped = []
-        time.sleep(LOCAL_CLUSTER_SETTLE_S)
-
-    def close(self):
-        self.resume()
-        try:
-            self._conn.send_bytes(b"")  # stop
-            self._child.wait(LOCAL_CLUSTER_CLOSE_TIMEOUT_S)
-        except (OSError, subprocess.TimeoutExpired):
-            from depot import _procfs
-            import signal
-            for pid in _procfs.process_tree([self._child.pid]):
-                _signal(pid, signal.SIGKILL)
-            self._child.wait()
-        finally:
-            self._conn.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
-#: ``PausedLocalCluster.resume`` lets the cluster's processes run this long before a compute
-LOCAL_CLUSTER_SETTLE_S = 0.2
-LOCAL_CLUSTER_CLOSE_TIMEOUT_S = 60
-LOCAL_CLUSTER_STOP_TIMEOUT_S = 1.0
-
-
-def _process_state(pid):
-    """The state letter of ``pid`` in /proc (R, S, T for stopped, Z...), or None if it is gone."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return None
-
-
-def _signal(pid, sig):
-    try:
-        os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
-
-
-def run_local_cluster_server(fd):
-    """In ``PausedLocalCluster``'s child: computes each graph its parent sends on the socket ``fd`` on a
-    LocalCluster and answers ``(True, result)`` or ``(False, traceback)``; an empty message ends it."""
-    import multiprocessing.connection
-    import pickle
-    import traceback
-    conn = multiprocessing.connection.Connection(int(fd))
-    try:
-        with local_cluster() as get:
-            conn.send_bytes(pickle.dumps((True, "ready")))
-            while True:
-                message = conn.recv_bytes()
-                if not message:
-                    break
-                try:
-                    dsk, keys = pickle.loads(message)
-                    answer = (True, get(dsk, keys))
-                except BaseException:
-                    answer = (False, traceback.format_exc())
-                conn.send_bytes(pickle.dumps(answer))
-    except BaseException:
-        conn.send_bytes(pickle.dumps((False, traceback.format_exc())))
-        raise
-    finally:
-        conn.close()
 
 
 @contextlib.contextmanager
@@ -653,7 +514,6 @@ def measure_interleaved(graph, schedulers, extra, reps, warm_graph=None, referen
     import dask
     for scheduler in schedulers.values():
         _warm_up(graph, scheduler, warm_graph)
-        _pause(scheduler)
     best = {}
     walls = {name: [] for name in schedulers}
     for r in range(reps):
@@ -661,10 +521,8 @@ def measure_interleaved(graph, schedulers, extra, reps, warm_graph=None, referen
         if r % 2:
             order.reverse()
         for name, scheduler in order:
-            _resume(scheduler)
             with Measure(extra, sample=False, follow=False) as m:
                 dask.compute(graph, scheduler=scheduler)
-            _pause(scheduler)
             if name not in best or m.wall < best[name].wall:
                 best[name] = m
             walls[name].append(m.wall)
@@ -674,23 +532,10 @@ def measure_interleaved(graph, schedulers, extra, reps, warm_graph=None, referen
         note("round %d: %s" % (r + 1, ", ".join(shown)))  # how much the machine moved between rounds
     out = {}
     for name, scheduler in schedulers.items():
-        _resume(scheduler)
         with Measure(extra) as peak:
             dask.compute(graph, scheduler=scheduler)
-        _pause(scheduler)
         out[name] = (best[name], peak)
     return out, walls
-
-
-def _pause(scheduler):
-    """Stops a scheduler that can stop between its runs (``PausedLocalCluster``); others are left as they are."""
-    if isinstance(scheduler, PausedLocalCluster):
-        scheduler.pause()
-
-
-def _resume(scheduler):
-    if isinstance(scheduler, PausedLocalCluster):
-        scheduler.resume()
 
 
 def median_of_rounds(baseline_walls, walls):
@@ -850,12 +695,9 @@ def run_local_cluster_part(directory, params):
     ceiling = TwoProcessCeiling(p["tasks"], p["loops"], p["n"])
     static = StaticSchedule(directory, p["tasks"], p["loops"], p["n"])
     try:
-        with depot.dask.Scheduler(workers=2, dir=directory) as s, \
-                PausedLocalCluster(directory, 0) as local_cluster_get:
-            # LocalCluster in the same rounds as depot.dask and threads, so that its ratio meets the same machine,
-            # and stopped while they run
-            runs, walls = measure_interleaved(g, {"depot": s, "threads": "threads",
-                                                  "local_cluster": local_cluster_get}, extra,
+        with depot.dask.Scheduler(workers=2, dir=directory) as s, local_cluster() as get:
+            # LocalCluster in the same rounds as depot.dask and threads, so that its ratio meets the same machine
+            runs, walls = measure_interleaved(g, {"depot": s, "threads": "threads", "local_cluster": get}, extra,
                                               p["reps"], warm_graph=warm, references=(ceiling, static))
     finally:
         ceiling.close()
@@ -1054,9 +896,6 @@ def main(argv):
             return
         if argv[i + 1] == PART_DASK_ON_RAY:
             run_dask_on_ray_part(argv[i + 2])
-            return
-        if argv[i + 1] == PART_LOCAL_CLUSTER_SERVER:
-            run_local_cluster_server(argv[i + 2])
             return
         raise SystemExit("unknown part %r" % argv[i + 1])
     if not quick:
