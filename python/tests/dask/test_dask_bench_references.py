@@ -163,3 +163,17 @@ def test_the_figures_name_the_interpreter_build(dask_bench):
     described = dask_bench.interpreter_description()
     assert described.startswith(sys.executable)
     assert os.path.realpath(sys.executable) in described and dask.__version__ in described
+
+
+def test_the_local_cluster_baseline_forgets_each_compute_before_the_next(dask_bench):
+    """A LocalCluster releases a compute's results a moment after returning them: the next timed compute of the
+    same keys must not find them still held."""
+    pytest.importorskip("distributed")
+    import dask
+    g = dask_bench.pipeline(4, 100, 16)
+    expected = dask.compute(g, scheduler="sync")[0]
+    with dask_bench.local_cluster() as get:
+        for _ in range(2):
+            assert dask.compute(g, scheduler=get)[0] == expected
+            get.settle()
+            assert get._client.run_on_scheduler(dask_bench._scheduler_task_count) == 0
