@@ -177,3 +177,21 @@ def test_the_local_cluster_baseline_forgets_each_compute_before_the_next(dask_be
             assert dask.compute(g, scheduler=get)[0] == expected
             get.settle()
             assert get._client.run_on_scheduler(dask_bench._scheduler_task_count) == 0
+
+
+def test_rounds_in_blocks_merge_into_one_measurement(dask_bench):
+    import types
+    assert dask_bench._blocks(7, 3) == [3, 2, 2]
+    assert dask_bench._blocks(2, 3) == [1, 1]
+    assert dask_bench._blocks(1, 3) == [1]
+
+    def m(wall, peak):
+        return types.SimpleNamespace(wall=wall, peak=peak)
+
+    first = ({"depot": (m(0.7, 0), m(0.8, 10))}, {"depot": [0.7, 0.9]})
+    second = ({"depot": (m(0.6, 0), m(0.8, 5)), "local_cluster": (m(1.0, 0), m(1.1, 3))},
+              {"depot": [0.6], "local_cluster": [1.0]})
+    runs, walls = dask_bench.merge_blocks([first, second])
+    assert runs["depot"][0].wall == 0.6 and runs["depot"][1].peak == 10
+    assert runs["local_cluster"][0].wall == 1.0
+    assert walls == {"depot": [0.7, 0.9, 0.6], "local_cluster": [1.0]}

@@ -537,19 +537,20 @@ class StaticSchedule:
             pool.join()
 
 
-def measure_interleaved(graph, schedulers, extra, reps, warm_graph=None, references=()):
+def measure_interleaved(graph, schedulers, extra, reps, warm_graph=None, references=(), first_round=0):
     """``({name: (best, peak)}, {name: [wall of each round]})`` for ``schedulers`` (name -> scheduler, whose
     processes live through a compute): each warmed up as ``measure`` does, then ``reps`` rounds of one unsampled
     run of each, in turn (so that a machine that speeds up or slows down during the case does so for all of
     them) and in the opposite order every other round (so that none always runs first after the references),
     with a round of each of ``references`` (``TwoProcessCeiling``, ``StaticSchedule``) in each, then a sampled
-    run of each for the peak memory."""
+    run of each for the peak memory. ``first_round``: the number of rounds already run (for the order and the
+    notes), when the rounds come in blocks."""
     import dask
     for scheduler in schedulers.values():
         _warm_up(graph, scheduler, warm_graph)
     best = {}
     walls = {name: [] for name in schedulers}
-    for r in range(reps):
+    for r in range(first_round, first_round + reps):
         order = list(schedulers.items())
         if r % 2:
             order.reverse()
@@ -729,22 +730,27 @@ def run_local_cluster_part(directory, params):
     warm = pipeline(p["tasks"], WARM_LOOPS, p["n"])
     ceiling = TwoProcessCeiling(p["tasks"], p["loops"], p["n"])
     static = StaticSchedule(directory, p["tasks"], p["loops"], p["n"])
+    blocks = []
     try:
         with depot.dask.Scheduler(workers=2, dir=directory) as s:
-            runs, walls = measure_interleaved(g, {"depot": s, "threads": "threads"}, extra, p["reps"],
-                                              warm_graph=warm, references=(ceiling, static))
-            # LocalCluster after them, never beside them: idle, a two-worker LocalCluster took ~117 ms of CPU a
-            # second here (event loop ticks, monitors, profilers), 44 ms in this process, whose GIL depot.dask's
-            # caller needs; beside depot.dask it slowed its computes by ~6 %. Stopping it (SIGSTOP) between its
-            # runs slowed LocalCluster's own by 5-10 %. depot.dask's workers idle take no CPU.
-            with local_cluster() as get:
-                lc_runs, lc_walls = measure_interleaved(g, {"local_cluster": get}, extra, p["reps"],
-                                                        warm_graph=warm)
-            runs.update(lc_runs)
-            walls.update(lc_walls)
+            # LocalCluster in blocks of rounds of its own, each after a block of depot.dask's and threads', never
+            # beside them: idle, a two-worker LocalCluster took ~117 ms of CPU a second here (event loop ticks,
+            # monitors, profilers), 44 ms in this process, whose GIL depot.dask's caller needs; beside depot.dask
+            # it slowed its computes by ~6 %. Stopping it (SIGSTOP) between its runs slowed LocalCluster's own by
+            # 5-10 %. So each block starts a LocalCluster and closes it. depot.dask's workers idle take no CPU.
+            done = 0
+            for size in _blocks(p["reps"], LOCAL_CLUSTER_BLOCKS):
+                blocks.append(measure_interleaved(g, {"depot": s, "threads": "threads"}, extra, size,
+                                                  warm_graph=warm if done == 0 else None,
+                                                  references=(ceiling, static), first_round=done))
+                with local_cluster() as get:
+                    blocks.append(measure_interleaved(g, {"local_cluster": get}, extra, size, warm_graph=warm,
+                                                      first_round=done))
+                done += size
     finally:
         ceiling.close()
         static.close()
+    runs, walls = merge_blocks(blocks)
     out = {"depot_" + k: v for k, v in figures_of("depot", *runs["depot"]).items()}
     out.update(figures_of("threads", *runs["threads"]))
     out.update(figures_of("local_cluster", *runs["local_cluster"]))
@@ -754,6 +760,31 @@ def run_local_cluster_part(directory, params):
     out["local_cluster_speedup_median_of_rounds"] = median_of_rounds(walls["local_cluster"], walls["depot"])
     out["threads_speedup_median_of_rounds"] = median_of_rounds(walls["threads"], walls["depot"])
     print(json.dumps(out), flush=True)
+
+
+#: the LocalCluster part's rounds come in this many blocks (LocalCluster started for each of its blocks)
+LOCAL_CLUSTER_BLOCKS = 3
+
+
+def _blocks(reps, count):
+    """``reps`` rounds cut into at most ``count`` blocks of sizes differing by at most one, largest first."""
+    count = max(1, min(count, reps))
+    return [reps // count + (1 if i < reps % count else 0) for i in range(count)]
+
+
+def merge_blocks(blocks):
+    """``measure_interleaved``'s results of several blocks as one: per scheduler, the fastest run of any block, the
+    sampled run of highest peak, and the walls of every round in order."""
+    runs, walls = {}, {}
+    for block_runs, block_walls in blocks:
+        for name, (best, peak) in block_runs.items():
+            if name in runs:
+                best = min(runs[name][0], best, key=lambda m: m.wall)
+                peak = max(runs[name][1], peak, key=lambda m: m.peak)
+            runs[name] = (best, peak)
+        for name, w in block_walls.items():
+            walls.setdefault(name, []).extend(w)
+    return runs, walls
 
 
 def case_broadcast(s, extra, quick):
