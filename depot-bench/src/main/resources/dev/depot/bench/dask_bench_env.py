@@ -5,8 +5,9 @@ them is known to work).
   Ray for dask-on-ray), built once per machine under ``$DEPOT_CACHE`` (else ``$XDG_CACHE_HOME/depot`` or
   ``~/.cache/depot``) as ``bench-venv-HASH``, HASH being that of the requirements and of the interpreter's
   version. It is built on the interpreter ``base_python`` chooses: the system's ``/usr/bin/python3`` when it is
-  the same Python version as this one (``$DEPOT_BENCH_ENV_PYTHON`` chooses another). Only the full benchmark uses it; ``bin/test`` and ``--quick`` never build it. It is built in a
-  temporary directory and renamed into place, so concurrent runs never see half an environment.
+  the same Python version as this one (``$DEPOT_BENCH_ENV_PYTHON`` chooses another). Only the full benchmark
+  uses it; ``bin/test`` and ``--quick`` never build it. It is built in a temporary directory and renamed into
+  place, so concurrent runs never see half an environment.
 - An interpreter with ``distributed`` for the LocalCluster baseline: ``$DEPOT_BENCH_DISTRIBUTED_PYTHON``, else
   this one, else ``/usr/bin/python3`` (Debian's ``python3-distributed``).
 """
