@@ -27,12 +27,12 @@ from .errors import DepotError, ObjectMissingError
 from .ids import ObjectId
 
 __all__ = ["LAYOUT_PER_MAP", "LAYOUT_PER_SLICE", "MapFailedError", "MapTimeoutError", "Shuffle", "ShuffleReader",
-           "ShuffleWriter", "partition_array", "process_identity"]
+           "ShuffleWriter", "partition_array", "process_identity", "sweep_abandoned"]
 
 # ---- layouts shared with Java: dev.depot.shuffle.ManifestDescriptor and MapStatusDescriptor -------------------
 
 #: manifest: magic "DSH1", u16 version, u8 layout, u8 dtype length, u32 maps, u32 partitions, u64 creator,
-#: 32 bytes dtype
+#: 32 bytes dtype; its object's metadata is the shuffle id in UTF-8 (how a sweep names the other objects)
 MANIFEST = struct.Struct("<4sHBBIIQ32s")
 MANIFEST_MAGIC = b"DSH1"
 MANIFEST_VERSION = 1
@@ -97,10 +97,14 @@ def _numpy():
     return numpy
 
 
+#: the longest shuffle id, in characters (UTF-16 code units in Java, where the limit is checked too)
+MAX_ID_LENGTH = 200
+
+
 class _Ids:
     def __init__(self, shuffle_id):
-        if not 1 <= len(shuffle_id) <= 200:
-            raise ValueError("a shuffle id has 1..200 characters, got %d" % len(shuffle_id))
+        if not 1 <= _java_length(shuffle_id) <= MAX_ID_LENGTH:
+            raise ValueError("a shuffle id has 1..%d characters, got %d" % (MAX_ID_LENGTH, _java_length(shuffle_id)))
         self.base = "depot-shuffle/%s/" % shuffle_id
 
     def manifest(self):
@@ -117,6 +121,34 @@ class _Ids:
 
     def slice(self, m, p):
         return ObjectId.of(self.base + "map/%d/part/%d" % (m, p))
+
+    def all(self, maps, partitions):
+        """Every object a shuffle of this size may have made, in either layout; the manifest last."""
+        out = []
+        for m in range(maps):
+            out += [self.status(m), self.map_data(m)] + [self.slice(m, p) for p in range(partitions)] \
+                + [self.owner(m)]
+        return out + [self.manifest()]
+
+
+def _java_length(text):
+    """The length Java gives ``text`` (UTF-16 code units), so both languages accept the same ids."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _decode_manifest(data, shuffle_id, what):
+    """``(layout name, dtype, maps, partitions, creator)`` of a manifest; raises DepotError naming ``what``."""
+    if len(data) < MANIFEST.size or data[:4] != MANIFEST_MAGIC:
+        raise DepotError("object %s (%d bytes) is not the manifest of a shuffle (magic DSH1, %d bytes)"
+                         % (what, len(data), MANIFEST.size))
+    magic, version, layout, n, maps, partitions, creator, raw = MANIFEST.unpack_from(data)
+    if version != MANIFEST_VERSION or layout not in (LAYOUT_PER_MAP, LAYOUT_PER_SLICE) \
+            or maps <= 0 or partitions <= 0 or n > MAX_DTYPE_LENGTH:
+        raise DepotError("the manifest of shuffle %s is not one this version reads: version %d (expected %d), "
+                         "layout %d, %d maps, %d partitions, dtype length %d"
+                         % (shuffle_id, version, MANIFEST_VERSION, layout, maps, partitions, n))
+    name = "per_map" if layout == LAYOUT_PER_MAP else "per_slice"
+    return name, raw[:n].decode("ascii"), maps, partitions, creator
 
 
 def _encode_status(map_index, committed, lengths, message):
@@ -163,7 +195,8 @@ class Shuffle:
 
     @classmethod
     def create(cls, client, shuffle_id, maps, partitions, layout="per_map", dtype=""):
-        """Creates a shuffle and seals its manifest.
+        """Creates a shuffle and seals its manifest, after deleting the shuffles whose creator died
+        (``sweep_abandoned``).
 
         Parameters
         ----------
@@ -186,10 +219,11 @@ class Shuffle:
         if len(dtype) > MAX_DTYPE_LENGTH:
             raise ValueError("dtype %r is longer than %d" % (dtype, MAX_DTYPE_LENGTH))
         s = cls(client, shuffle_id, maps, partitions, layout, dtype, True)
+        sweep_abandoned(client)
         raw = dtype.encode("ascii")
         record = MANIFEST.pack(MANIFEST_MAGIC, MANIFEST_VERSION, _LAYOUT_NAMES[layout], len(raw), maps, partitions,
                                process_identity(), raw.ljust(MAX_DTYPE_LENGTH, b"\0"))
-        client.put(s._ids.manifest(), record, **_KEEP)
+        client.put(s._ids.manifest(), record, metadata=shuffle_id.encode("utf-8"), **_KEEP)
         return s
 
     @classmethod
@@ -198,15 +232,8 @@ class Shuffle:
         ids = _Ids(shuffle_id)
         with client.get(ids.manifest(), timeout) as view:
             data = bytes(view.data)
-        if len(data) < MANIFEST.size:
-            raise DepotError("object %s (%d bytes) is not the manifest of a shuffle" % (ids.manifest(), len(data)))
-        magic, version, layout, n, maps, partitions, _, raw = MANIFEST.unpack_from(data)
-        if magic != MANIFEST_MAGIC or version != MANIFEST_VERSION or layout not in (LAYOUT_PER_MAP, LAYOUT_PER_SLICE) \
-                or maps <= 0 or partitions <= 0 or n > MAX_DTYPE_LENGTH:
-            raise DepotError("the manifest of shuffle %s is not one this version reads: magic %r, version %d, layout %d"
-                             % (shuffle_id, magic, version, layout))
-        name = "per_map" if layout == LAYOUT_PER_MAP else "per_slice"
-        return cls(client, shuffle_id, maps, partitions, name, raw[:n].decode("ascii"), False)
+        layout, dtype, maps, partitions, _ = _decode_manifest(data, shuffle_id, ids.manifest())
+        return cls(client, shuffle_id, maps, partitions, layout, dtype, False)
 
     # ---- map side ---------------------------------------------------------------------------------------
 
@@ -267,12 +294,8 @@ class Shuffle:
         self._closed = True
         if not self.owning or self.client.closed:
             return
-        ids = self._ids
-        for m in range(self.maps):
-            for oid in [ids.status(m), ids.map_data(m)] + [ids.slice(m, p) for p in range(self.partitions)] \
-                    + [ids.owner(m)]:
-                self.client.delete(oid)
-        self.client.delete(ids.manifest())
+        for oid in self._ids.all(self.maps, self.partitions):
+            self.client.delete(oid)
 
     def _check_open(self):
         if self._closed:
@@ -300,6 +323,64 @@ class Shuffle:
     def __repr__(self):
         return "Shuffle(%r, %d maps x %d partitions, %s%s)" % (self.id, self.maps, self.partitions, self.layout,
                                                             ", " + self.dtype if self.dtype else "")
+
+
+def sweep_abandoned(client):
+    """Deletes the shuffles whose creator died without closing them, and returns their ids (as
+    ``dev.depot.shuffle.Shuffle.sweepAbandoned``; ``Shuffle.create`` does it first).
+
+    Shuffle objects are kept (never evicted), so nothing else would free them. A manifest is found by its size,
+    magic and metadata (the shuffle id, trusted only when it hashes to the manifest's own id); its shuffle is
+    abandoned when the creator it names (pid and start time) is gone and no map is still being written by a live
+    process (an owner record alive without a status record). Older manifests without a name are left alone.
+    Harmless twice or in two processes at once."""
+    swept = []
+    for info in client.list():
+        if info.data_size != MANIFEST.size or not 0 < info.metadata_size <= 3 * MAX_ID_LENGTH \
+                or info.state not in ("sealed", "spilled"):
+            continue
+        shuffle_id = _abandoned_shuffle_of(client, info.id)
+        if shuffle_id is not None:
+            swept.append(shuffle_id)
+    return swept
+
+
+#: how long a sweep waits for a spilled manifest to come back from disk (seconds)
+_RESTORE_TIMEOUT = 10.0
+
+
+def _abandoned_shuffle_of(client, oid):
+    """The id of the shuffle whose manifest is ``oid``, deleted here when abandoned; else None."""
+    try:
+        with client.get(oid, _RESTORE_TIMEOUT) as view:
+            data, metadata = bytes(view.data), bytes(view.metadata)
+    except ObjectMissingError:
+        return None
+    try:
+        shuffle_id = metadata.decode("utf-8")
+        ids = _Ids(shuffle_id)
+    except ValueError:  # not UTF-8, or not a valid shuffle id
+        return None
+    if ids.manifest() != oid:
+        return None  # an object that only looks like a manifest
+    try:
+        _, _, maps, partitions, creator = _decode_manifest(data, shuffle_id, oid)
+    except DepotError:
+        return None  # a manifest of another version: its objects cannot be named here
+    if creator == 0 or _alive(creator):
+        return None
+    for m in range(maps):
+        try:
+            with client.get(ids.owner(m), 0) as view:
+                record = bytes(view.data)
+        except ObjectMissingError:
+            continue
+        (owner,) = OWNER.unpack_from(record) if len(record) >= OWNER.size else (0,)
+        if _alive(owner) and not client.contains(ids.status(m)):
+            return None  # map m is still being written
+    for each in ids.all(maps, partitions):
+        client.delete(each)
+    return shuffle_id
 
 
 #: how every shuffle object is created, the one place that decides it: kept (never evicted; a daemon with a

@@ -12,7 +12,7 @@ np = pytest.importorskip("numpy")
 import depot  # noqa: E402
 from conftest import REPO, Child, class_path, java_executable, python_child  # noqa: E402
 
-from depot.shuffle import MapFailedError, MapTimeoutError, Shuffle, partition_array  # noqa: E402
+from depot.shuffle import MapFailedError, MapTimeoutError, Shuffle, partition_array, sweep_abandoned  # noqa: E402
 
 
 @pytest.fixture
@@ -147,6 +147,61 @@ def test_a_reducer_killed_holding_its_slices_leaves_nothing_once_the_shuffle_clo
         time.sleep(0.05)
 
 
+DYING_COORDINATOR = """
+import sys, time, depot
+from depot.shuffle import Shuffle
+client = depot.connect(sys.argv[1])
+s = Shuffle.create(client, sys.argv[2], 2, 1)
+s.write_map(0, [b"abc"])
+print("created", flush=True)
+time.sleep(600)
+"""
+
+
+def await_empty(client):
+    client.flush()
+    deadline = time.monotonic() + 10
+    while client.list():  # the daemon aborts a dead writer's unsealed objects within about a second
+        assert time.monotonic() < deadline, "the store still holds %s" % client.list()
+        time.sleep(0.05)
+
+
+def test_a_sweep_deletes_the_shuffle_of_a_creator_that_died_and_keeps_live_ones(client, daemon):
+    with python_child(DYING_COORDINATOR, daemon.dir, "p8") as child:
+        child.await_line("created")
+        with Shuffle.create(client, "p8-alive", 1, 1) as alive:
+            alive.write_map(0, [b"x"])
+            assert sweep_abandoned(client) == [], "its creator is alive"
+            child.kill()
+            assert sweep_abandoned(client) == ["p8"]
+            assert len(client.list()) == 4, "only the live shuffle's manifest, owner, data and status are left"
+            assert sweep_abandoned(client) == []
+            with alive.reader(0, timeout=5) as r:
+                assert [bytes(v) for v in r.slices()] == [b"x"]
+    assert client.list() == []
+
+
+def test_a_dead_creators_shuffle_stays_while_a_map_is_being_written(client, daemon):
+    with python_child(DYING_COORDINATOR, daemon.dir, "p9") as creator, \
+            python_child(HANGING_MAP, daemon.dir, "p9") as writer:
+        creator.await_line("created")
+        writer.await_line("opened")
+        creator.kill()
+        assert sweep_abandoned(client) == [], "map 1 is still being written"
+        writer.kill()
+    assert sweep_abandoned(client) == ["p9"]
+    await_empty(client)
+
+
+def test_creating_a_shuffle_sweeps_the_abandoned_ones(client, daemon):
+    with python_child(DYING_COORDINATOR, daemon.dir, "p10") as child:
+        child.await_line("created")
+        child.kill()
+    with Shuffle.create(client, "p10-next", 1, 1):
+        assert len(client.list()) == 1, "only the new manifest"
+    assert client.list() == []
+
+
 def test_partition_array_splits_by_splitters_in_numpys_order_with_nan_last():
     a = np.array([3.0, np.nan, -0.0, 0.0, 1.0, -5.0, 3.0, np.inf])
     parts = partition_array(a, np.array([0.0, 3.0]))
@@ -168,7 +223,7 @@ def test_frames_go_through_the_shuffle(client):
 
 # ---- across languages -----------------------------------------------------------------------------------------
 
-def shuffle_java(*args):
+def shuffle_java(*args, main="CrossLanguageMain"):
     java = java_executable()
     cp = class_path()
     tests = os.path.join(REPO, "depot-shuffle", "target")
@@ -177,7 +232,7 @@ def shuffle_java(*args):
             os.path.join(extra[1], "dev", "depot", "shuffle", "CrossLanguageMain.class")):
         pytest.skip("depot-shuffle is not built: mvn -pl depot-shuffle -am test-compile")
     return Child([java, "--enable-native-access=ALL-UNNAMED", "-Xmx128m", "-cp",
-                  os.pathsep.join([cp] + extra), "dev.depot.shuffle.CrossLanguageMain"] + [str(a) for a in args])
+                  os.pathsep.join([cp] + extra), "dev.depot.shuffle." + main] + [str(a) for a in args])
 
 
 @pytest.mark.parametrize("layout", ["PER_MAP", "PER_SLICE"])
@@ -208,3 +263,17 @@ def test_java_reads_what_python_maps_wrote(client, daemon):
             assert r.await_line("partition", timeout=60) == "partition 1"
             assert r.await_line("values", timeout=10) == "values 0.0 1.0 2.0"
             assert r.await_line("values", timeout=10) == "values 100.0 101.0 102.0"
+
+
+def test_each_language_sweeps_the_shuffle_of_a_dead_creator_in_the_other(client, daemon):
+    with shuffle_java(daemon.dir, "j3", 2, 2, main="CoordinatorMain") as creator:
+        creator.await_line("created", timeout=60)
+        creator.kill()
+    assert sweep_abandoned(client) == ["j3"], "Python sweeps what a Java creator left"
+    assert client.list() == []
+    with python_child(DYING_COORDINATOR, daemon.dir, "j4") as child:
+        child.await_line("created")
+        child.kill()
+    with shuffle_java("sweep", daemon.dir) as sweeper:
+        assert sweeper.await_line("swept", timeout=60) == "swept j4", "Java sweeps what a Python creator left"
+    assert client.list() == []

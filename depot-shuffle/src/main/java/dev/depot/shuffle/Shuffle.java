@@ -1,10 +1,5 @@
 package dev.depot.shuffle;
 
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
-import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
-import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
-
 import dev.depot.client.ArrayMetadata;
 import dev.depot.client.DepotClient;
 import dev.depot.client.DepotClient.CreateOption;
@@ -13,10 +8,6 @@ import dev.depot.client.ObjectView;
 import dev.depot.core.sys.ProcessIdentity;
 import dev.depot.errors.DepotException;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -119,10 +110,6 @@ public final class Shuffle implements AutoCloseable {
      */
     static final CreateOption[] CREATE_OPTIONS = {CreateOption.KEEP};
 
-    private static final ValueLayout.OfInt INT = JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfShort SHORT = JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfLong LONG = JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-
     private enum State { OPEN, CLOSED }
 
     private final DepotClient client;
@@ -155,7 +142,8 @@ public final class Shuffle implements AutoCloseable {
 
     /**
      * Creates a shuffle: seals its manifest so that other processes can {@link #open} it. The returned handle
-     * owns the shuffle: closing it deletes every object of the shuffle.
+     * owns the shuffle: closing it deletes every object of the shuffle. First deletes the shuffles whose creator
+     * died ({@link #sweepAbandoned}).
      *
      * @throws dev.depot.errors.ObjectExistsException when a shuffle with this id exists in the store
      */
@@ -172,24 +160,31 @@ public final class Shuffle implements AutoCloseable {
             throw new IllegalArgumentException("dtype '" + dtype + "' is longer than " + ManifestDescriptor.MAX_DTYPE_LENGTH);
         }
         Shuffle s = new Shuffle(client, shuffleId, maps, partitions, options.layout(), dtype, true);
-        MemorySegment m = MemorySegment.ofArray(new byte[ManifestDescriptor.LENGTH]);
-        m.set(INT, ManifestDescriptor.MAGIC_OFFSET, ManifestDescriptor.MAGIC);
-        m.set(SHORT, ManifestDescriptor.VERSION_OFFSET, ManifestDescriptor.VERSION);
-        m.set(JAVA_BYTE, ManifestDescriptor.LAYOUT_OFFSET, options.layout() == Layout.PER_SLICE
-            ? ManifestDescriptor.LAYOUT_PER_SLICE : ManifestDescriptor.LAYOUT_PER_MAP);
-        m.set(JAVA_BYTE, ManifestDescriptor.DTYPE_LENGTH_OFFSET, (byte) dtype.length());
-        m.set(INT, ManifestDescriptor.MAPS_OFFSET, maps);
-        m.set(INT, ManifestDescriptor.PARTITIONS_OFFSET, partitions);
-        m.set(LONG, ManifestDescriptor.CREATOR_OFFSET, ProcessIdentity.self());
-        MemorySegment.copy(MemorySegment.ofArray(dtype.getBytes(StandardCharsets.US_ASCII)), 0, m,
-            ManifestDescriptor.DTYPE_OFFSET, dtype.length());
-        putRecord(client, s.ids.manifest(), m);
+        AbandonedShuffles.sweep(client);
+        MemorySegment m = new Manifest(options.layout(), dtype, maps, partitions, ProcessIdentity.self()).encode();
+        putRecord(client, s.ids.manifest(), m, Manifest.metadataFor(shuffleId));
         return s;
+    }
+
+    /**
+     * Deletes the shuffles whose creator died without closing them (their objects are never evicted, so nothing
+     * else would), unless a map of theirs is still being written by a live process. {@link #create} does it
+     * first, so a store where shuffles are run does not keep a dead coordinator's data for long.
+     *
+     * @return the ids of the shuffles deleted
+     */
+    public static List<String> sweepAbandoned(DepotClient client) {
+        return AbandonedShuffles.sweep(client);
     }
 
     /** Creates, fills and seals one of the shuffle's small records with {@link #CREATE_OPTIONS}. */
     static void putRecord(DepotClient client, ObjectId id, MemorySegment record) {
-        try (var w = client.create(id, record.byteSize(), new byte[0], CREATE_OPTIONS)) {
+        putRecord(client, id, record, new byte[0]);
+    }
+
+    /** As {@link #putRecord(DepotClient, ObjectId, MemorySegment)}, with metadata. */
+    static void putRecord(DepotClient client, ObjectId id, MemorySegment record, byte[] metadata) {
+        try (var w = client.create(id, record.byteSize(), metadata, CREATE_OPTIONS)) {
             MemorySegment.copy(record, 0, w.data(), 0, record.byteSize());
             w.seal();
         }
@@ -204,27 +199,8 @@ public final class Shuffle implements AutoCloseable {
     public static Shuffle open(DepotClient client, String shuffleId, long timeoutMillis) {
         ShuffleIds ids = new ShuffleIds(shuffleId);
         try (ObjectView v = client.get(ids.manifest(), timeoutMillis)) {
-            MemorySegment m = v.data();
-            if (m.byteSize() < ManifestDescriptor.LENGTH || m.get(INT, ManifestDescriptor.MAGIC_OFFSET) != ManifestDescriptor.MAGIC) {
-                throw new IllegalStateException("object " + ids.manifest() + " (" + m.byteSize() + " bytes) is not the"
-                    + " manifest of a shuffle (magic DSH1, " + ManifestDescriptor.LENGTH + " bytes)");
-            }
-            short version = m.get(SHORT, ManifestDescriptor.VERSION_OFFSET);
-            byte layout = m.get(JAVA_BYTE, ManifestDescriptor.LAYOUT_OFFSET);
-            int dtypeLength = Byte.toUnsignedInt(m.get(JAVA_BYTE, ManifestDescriptor.DTYPE_LENGTH_OFFSET));
-            int maps = m.get(INT, ManifestDescriptor.MAPS_OFFSET);
-            int partitions = m.get(INT, ManifestDescriptor.PARTITIONS_OFFSET);
-            if (version != ManifestDescriptor.VERSION || maps <= 0 || partitions <= 0
-                || dtypeLength > ManifestDescriptor.MAX_DTYPE_LENGTH
-                || (layout != ManifestDescriptor.LAYOUT_PER_SLICE && layout != ManifestDescriptor.LAYOUT_PER_MAP)) {
-                throw new IllegalStateException("the manifest of shuffle " + shuffleId + " is not one this version"
-                    + " reads: version " + version + " (expected " + ManifestDescriptor.VERSION + "), layout " + layout
-                    + ", " + maps + " maps, " + partitions + " partitions, dtype length " + dtypeLength);
-            }
-            String dtype = new String(m.asSlice(ManifestDescriptor.DTYPE_OFFSET, dtypeLength).toArray(JAVA_BYTE),
-                StandardCharsets.US_ASCII);
-            return new Shuffle(client, shuffleId, maps, partitions,
-                layout == ManifestDescriptor.LAYOUT_PER_SLICE ? Layout.PER_SLICE : Layout.PER_MAP, dtype, false);
+            Manifest m = Manifest.decode(v.data(), shuffleId, ids.manifest());
+            return new Shuffle(client, shuffleId, m.maps(), m.partitions(), m.layout(), m.dtype(), false);
         }
     }
 
@@ -363,27 +339,23 @@ public final class Shuffle implements AutoCloseable {
             }
         }
         if (owning && !client.isClosed()) {
-            List<ObjectId> all = new ArrayList<>();
-            for (int m = 0; m < maps; m++) {
-                all.add(ids.status(m));
-                all.add(ids.mapData(m));
-                for (int p = 0; p < partitions; p++) {
-                    all.add(ids.slice(m, p));
-                }
-                all.add(ids.owner(m));
-            }
-            all.add(ids.manifest());
-            for (ObjectId id : all) {
-                try {
-                    client.delete(id);
-                } catch (RuntimeException e) {
-                    failure = addTo(failure, e);
-                }
-            }
+            failure = deleteAll(client, ids.all(maps, partitions), failure);
         }
         if (failure != null) {
             throw failure;
         }
+    }
+
+    /** Deletes {@code all}, adding each failure to {@code failure}; returns it. */
+    static RuntimeException deleteAll(DepotClient client, List<ObjectId> all, RuntimeException failure) {
+        for (ObjectId id : all) {
+            try {
+                client.delete(id);
+            } catch (RuntimeException e) {
+                failure = addTo(failure, e);
+            }
+        }
+        return failure;
     }
 
     private static RuntimeException addTo(RuntimeException first, Exception e) {

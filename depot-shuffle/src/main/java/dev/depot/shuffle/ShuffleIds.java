@@ -1,6 +1,8 @@
 package dev.depot.shuffle;
 
 import dev.depot.client.ObjectId;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The names of a shuffle's objects. Every id is {@code ObjectId.of(name)} (SHA-256 of the name), so any
@@ -16,12 +18,15 @@ import dev.depot.client.ObjectId;
  */
 final class ShuffleIds {
     static final String PREFIX = "depot-shuffle/";
+    /** The longest shuffle id, in characters. */
+    static final int MAX_LENGTH = 200;
 
     private final String base;
 
     ShuffleIds(String shuffleId) {
-        if (shuffleId.isEmpty() || shuffleId.length() > 200) {
-            throw new IllegalArgumentException("a shuffle id has 1..200 characters, got " + shuffleId.length());
+        if (shuffleId.isEmpty() || shuffleId.length() > MAX_LENGTH) {
+            throw new IllegalArgumentException("a shuffle id has 1.." + MAX_LENGTH + " characters, got "
+                + shuffleId.length());
         }
         this.base = PREFIX + shuffleId + "/";
     }
@@ -44,5 +49,20 @@ final class ShuffleIds {
 
     ObjectId slice(int map, int partition) {
         return ObjectId.of(base + "map/" + map + "/part/" + partition);
+    }
+
+    /** Every object a shuffle of {@code maps} x {@code partitions} may have made, in either layout; manifest last. */
+    List<ObjectId> all(int maps, int partitions) {
+        List<ObjectId> all = new ArrayList<>();
+        for (int m = 0; m < maps; m++) {
+            all.add(status(m));
+            all.add(mapData(m));
+            for (int p = 0; p < partitions; p++) {
+                all.add(slice(m, p));
+            }
+            all.add(owner(m));
+        }
+        all.add(manifest());
+        return all;
     }
 }

@@ -16,6 +16,7 @@ import java.util.List;
  * <li>{@code write DIR ID MAP}: writes map MAP: slice p holds {@code p + 1} values, value i being
  *     {@code MAP * 1000 + p * 10 + i}; prints {@code committed}.</li>
  * <li>{@code read DIR ID PARTITION}: prints {@code partition P} and then, per map, {@code values v1 v2 ...}.</li>
+ * <li>{@code sweep DIR}: sweeps abandoned shuffles and prints {@code swept} and their ids.</li>
  * </ul>
  */
 public final class CrossLanguageMain {
@@ -66,6 +67,8 @@ public final class CrossLanguageMain {
                         System.out.println(sb);
                     }
                 }
+                case "sweep" -> System.out.println(String.join(" ", "swept",
+                    String.join(" ", Shuffle.sweepAbandoned(client))).strip());
                 default -> throw new IllegalArgumentException(args[0]);
             }
         }

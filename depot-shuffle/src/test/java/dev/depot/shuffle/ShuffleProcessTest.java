@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.depot.client.testing.ChildJvm;
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -106,6 +107,59 @@ class ShuffleProcessTest {
             reducer.kill();
         }
         awaitEmptyStore();
+    }
+
+    /** A child JVM that creates shuffle {@code id} (owning it) and waits to be killed, having printed "created". */
+    private ChildJvm coordinator(String id, int maps, int partitions) throws InterruptedException {
+        ChildJvm c = start(CoordinatorMain.class, store.dir(), id, maps, partitions);
+        c.awaitLine("created", 60);
+        return c;
+    }
+
+    @Test
+    void shouldSweepTheShuffleOfACoordinatorThatDiedAndKeepTheLiveOnes() throws InterruptedException {
+        ChildJvm doomed = coordinator("dead1", 2, 3);
+        for (int m = 0; m < 2; m++) {
+            start(MapTaskMain.class, store.dir(), "dead1", m, SEED, "commit").awaitLine("committed", 60);
+        }
+        try (Shuffle alive = Shuffle.create(store.client(), "alive1", 1, 2)) {
+            alive.writeMap(0, List.of(MemorySegment.ofArray(new byte[] {1}), MemorySegment.ofArray(new byte[] {2})));
+            int aliveObjects = 4;  // manifest, owner, data, status
+            assertEquals(List.of(), Shuffle.sweepAbandoned(store.client()), "the coordinator is alive");
+            assertEquals(aliveObjects + 1 + 2 * 3, store.objects(), "and dead1's manifest, owners, data, statuses");
+            doomed.kill();
+            assertEquals(List.of("dead1"), Shuffle.sweepAbandoned(store.client()));
+            assertEquals(aliveObjects, store.objects(), "only the live coordinator's shuffle is left");
+            assertEquals(List.of(), Shuffle.sweepAbandoned(store.client()), "a second sweep finds nothing");
+            try (ShuffleReader r = alive.reader(1, 0)) {
+                assertEquals(1, r.byteSize());
+            }
+        }
+        assertEquals(0, store.objects());
+    }
+
+    @Test
+    void shouldKeepADeadCoordinatorsShuffleWhileAMapIsStillBeingWritten() throws InterruptedException {
+        ChildJvm doomed = coordinator("dead2", 2, 2);
+        start(MapTaskMain.class, store.dir(), "dead2", 0, SEED, "commit").awaitLine("committed", 60);
+        ChildJvm writing = start(MapTaskMain.class, store.dir(), "dead2", 1, SEED, "hang");
+        writing.awaitLine("opened", 60);
+        doomed.kill();
+        assertEquals(List.of(), Shuffle.sweepAbandoned(store.client()), "map 1 is still being written");
+        assertTrue(store.objects() > 0);
+        writing.kill();
+        assertEquals(List.of("dead2"), Shuffle.sweepAbandoned(store.client()));
+        awaitEmptyStore();  // the reaper aborts the dead writer's unsealed object
+    }
+
+    @Test
+    void shouldSweepAbandonedShufflesWhenANewOneIsCreated() throws InterruptedException {
+        coordinator("dead3", 1, 1).kill();
+        try (Shuffle s = Shuffle.create(store.client(), "next", 1, 1)) {
+            assertEquals(1, store.objects(), "the dead coordinator's manifest went; the new one is there");
+            assertEquals(List.of(), Shuffle.sweepAbandoned(store.client()));
+        }
+        assertEquals(0, store.objects());
     }
 
     /** The daemon's reaper returns a dead child's pins and unsealed objects within about a second. */
