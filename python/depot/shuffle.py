@@ -267,7 +267,7 @@ class Shuffle:
         try:
             for p, frame in enumerate(frames):
                 oid = self._ids.slice(map_index, p)
-                put_object(self.client, oid, frame, evict=False)  # put_object has no keep= yet
+                put_object(self.client, oid, frame, **_KEEP)
                 with self.client.get(oid, 0) as v:
                     lengths.append(v.size)
         except BaseException as e:

@@ -10,6 +10,8 @@ import pytest
 np = pytest.importorskip("numpy")
 
 import depot  # noqa: E402
+from depot import _atomics as atomics  # noqa: E402
+from depot._layout import StoreHeaderDescriptor as H  # noqa: E402
 from conftest import REPO, Child, class_path, java_executable, python_child  # noqa: E402
 
 from depot.shuffle import MapFailedError, MapTimeoutError, Shuffle, partition_array, sweep_abandoned  # noqa: E402
@@ -210,12 +212,19 @@ def test_partition_array_splits_by_splitters_in_numpys_order_with_nan_last():
     assert parts[2][[0, 2, 3]].tolist() == [3.0, 3.0, np.inf] and np.isnan(parts[2][1]), "input order kept"
 
 
+def kept_objects(client):
+    return atomics.get_long_volatile(client._mapping.base + H.KEPT_OBJECTS_OFFSET)
+
+
 def test_frames_go_through_the_shuffle(client):
     pd = pytest.importorskip("pandas")
+    kept = kept_objects(client)
     with Shuffle.create(client, "p7", 2, 2, layout="per_slice") as s:
         for m in range(2):
             df = pd.DataFrame({"key": [m, m + 10, m + 20], "value": [0.5 * m, 1.5, 2.5]})
             s.write_frames(m, [df[df.key < 10], df[df.key >= 10]])
+        assert kept_objects(client) == kept + 1 + 2 * (1 + 2 + 1), \
+            "the manifest, and each map's owner, slices and status are kept (spilled under pressure, never evicted)"
         with s.reader(1, timeout=5) as r:
             got = pd.concat(r.frames(), ignore_index=True)
         assert got.key.tolist() == [10, 20, 11, 21]
