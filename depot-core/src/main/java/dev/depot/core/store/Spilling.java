@@ -170,25 +170,35 @@ public final class Spilling {
         return store.heap.asSlice(start, length);
     }
 
+    /** What {@link #commitSpill} did. */
+    public enum Commit {
+        /** The entry stays as it was (pinned, or changed meanwhile): the file is not its data. */
+        REFUSED,
+        /** The entry is SPILLED (the file is its data) and its block freed. */
+        SPILLED,
+        /** As SPILLED, and the free made room for the block asked for, as seen under the same lock. */
+        MADE_ROOM
+    }
+
     /**
      * With the spill file of the entry that had state word {@code sealed} complete on disk: frees its block and
-     * publishes SPILLED, unless it is pinned or changed meanwhile. Under the lock.
-     *
-     * @return true when the entry is now SPILLED (the file is its data); false: discard the file
+     * publishes SPILLED, unless it is pinned or changed meanwhile. Under the lock, which also answers whether
+     * a block of {@code roomFor} bytes now fits: the creates this free wakes may take that room as soon as the
+     * lock is released, so a spiller that asked after it would spill again for room it had already made.
      */
-    public boolean commitSpill(int slot, long sealed) {
+    public Commit commitSpill(int slot, long sealed, long roomFor) {
         store.lockAndRecover();
         try {
             if (state(sealed) != EntryState.SEALED || !isKept(sealed)) {
-                return false;
+                return Commit.REFUSED;
             }
             long evicting = withState(sealed, store.me(), EntryState.EVICTING);
             if (!index.compareAndSetStateWord(slot, sealed, evicting)) {
-                return false;
+                return Commit.REFUSED;
             }
             if (store.clients.isPinned(ClientTableDescriptor.pinRecord(slot, generation(sealed)))) {
                 index.putStateWordRelease(slot, sealed);
-                return false;
+                return Commit.REFUSED;
             }
             long block = index.blockOffset(slot);
             long size = store.allocator.blockSize(block);
@@ -200,8 +210,8 @@ public final class Spilling {
             store.addCounter(SPILL_COUNT_OFFSET, 1);
             index.putStateWordRelease(slot, withState(sealed, 0, EntryState.SPILLED));
             store.publishEvent(dev.depot.core.notify.EventRecordDescriptor.TYPE_SPILLED, slot);
-            store.spaceMayHaveFreed();
-            return true;
+            store.spaceMayHaveFreed();  // the waiting creates wake when the lock is released, below
+            return store.allocator.largestFreeBlock() >= roomFor ? Commit.MADE_ROOM : Commit.SPILLED;
         } finally {
             store.releaseLock();
         }

@@ -54,7 +54,7 @@ public final class Spiller implements AutoCloseable {
     public static final String TEST_PAUSE_PROP_NAME = "depot.spill.testPause";
     private static final String TEST_PAUSE = System.getProperty(TEST_PAUSE_PROP_NAME, "");
 
-    private enum Outcome { SPILLED, SKIPPED, LIMIT, IO }
+    private enum Outcome { SPILLED, MADE_ROOM, SKIPPED, LIMIT, IO }
 
     private record Tracked(byte[] id, int generation, long bytes) {
     }
@@ -157,7 +157,9 @@ public final class Spiller implements AutoCloseable {
 
     /**
      * Spills least-recently-used KEEP objects until a block of {@code blockSize} bytes fits. Reports why not in
-     * the header (waiting creates then fail with that reason) and returns false when it cannot.
+     * the header (waiting creates then fail with that reason) and returns false when it cannot. The spill
+     * whose free made the room ends it, whoever takes the room next: asking again after the commit would find
+     * it taken by the create it was made for, and spill one object more than needed.
      */
     private boolean spillFor(long blockSize, int notSlot) {
         while (!spilling.hasRoomFor(blockSize)) {
@@ -166,16 +168,17 @@ public final class Spiller implements AutoCloseable {
                 if (slot == notSlot) {
                     continue;
                 }
-                Outcome o = spillOne(slot);
+                Outcome o = spillOne(slot, blockSize);
                 if (o == Outcome.LIMIT || o == Outcome.IO) {
                     setError(o == Outcome.LIMIT ? SPILL_ERROR_LIMIT : SPILL_ERROR_IO);
                     return false;
                 }
+                if (o == Outcome.MADE_ROOM) {
+                    setError(0);
+                    return true;
+                }
                 if (o == Outcome.SPILLED) {
                     spilled++;
-                    if (spilling.hasRoomFor(blockSize)) {
-                        break;
-                    }
                 }
             }
             if (spilled == 0) {
@@ -207,7 +210,11 @@ public final class Spiller implements AutoCloseable {
         return out;
     }
 
-    private Outcome spillOne(int slot) {
+    /**
+     * Spills the object in {@code slot} if it is a sealed KEEP object; says whether that made room for a block of
+     * {@code roomFor} bytes.
+     */
+    private Outcome spillOne(int slot, long roomFor) {
         long sw = spilling.stateWord(slot);
         if (state(sw) != EntryState.SEALED || !isKept(sw)) {
             return Outcome.SKIPPED;
@@ -222,7 +229,7 @@ public final class Spiller implements AutoCloseable {
         Tracked copy = tracked.get(slot);
         if (copy != null && copy.generation() == generation && Arrays.equals(copy.id(), id)) {
             // Restored from this file earlier, and unchanged since (immutable): only the memory goes.
-            return spilling.commitSpill(slot, sw) ? Outcome.SPILLED : Outcome.SKIPPED;
+            return outcomeOf(spilling.commitSpill(slot, sw, roomFor));
         }
         if (copy != null) {
             untrack(slot);  // the file of an object deleted since, whose slot this one reuses
@@ -243,7 +250,15 @@ public final class Spiller implements AutoCloseable {
         // The file was written from the heap while SEALED; the CAS in commitSpill proves the object stayed the same.
         // If it fails (pinned meanwhile, or deleted), the file stays a copy of a resident object, or housekeeping
         // removes it.
-        return spilling.commitSpill(slot, sw) ? Outcome.SPILLED : Outcome.SKIPPED;
+        return outcomeOf(spilling.commitSpill(slot, sw, roomFor));
+    }
+
+    private static Outcome outcomeOf(Spilling.Commit c) {
+        return switch (c) {
+            case REFUSED -> Outcome.SKIPPED;
+            case SPILLED -> Outcome.SPILLED;
+            case MADE_ROOM -> Outcome.MADE_ROOM;
+        };
     }
 
     /**
