@@ -1,7 +1,11 @@
 package dev.depot.cli;
 
+import dev.depot.client.DepotClient;
 import dev.depot.core.store.Doctor;
+import dev.depot.shuffle.AbandonedShuffle;
+import dev.depot.shuffle.Shuffle;
 import java.nio.file.Path;
+import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -11,9 +15,11 @@ import picocli.CommandLine.Option;
     description = "check the store for corruption and dead clients, and repair what is safe",
     footer = {"Checks the header, the client table (slots of processes that are gone), the index (every entry",
         "the daemon's recovery would drop: an unknown state, a block outside the heap, an overlap) and",
-        "the heap (block sizes, free lists, used bytes). Unless --check is given it then repairs what",
-        "recovery repairs: drops those entries, rebuilds the heap's metadata from the index (only when",
-        "something was wrong) and reclaims dead clients. A store whose header is bad cannot be",
+        "the heap (block sizes, free lists, used bytes), then looks for shuffles whose coordinator died",
+        "without closing them (their objects are kept, never evicted). Unless --check is given it then",
+        "repairs what recovery repairs: drops those entries, rebuilds the heap's metadata from the index",
+        "(only when something was wrong) and reclaims dead clients; and it deletes the abandoned",
+        "shuffles, as their coordinator's close would have. A store whose header is bad cannot be",
         "repaired: remove its directory and create it again. Safe to run while clients use the store.",
         "Exit status: 0 healthy or repaired, 1 problems left (or found with --check, or a bad header)."})
 final class DoctorCommand extends StoreCommand {
@@ -35,7 +41,14 @@ final class DoctorCommand extends StoreCommand {
                 + " start a new store with `depot serve --dir " + dir + "` (its objects are lost)");
             return 1;
         }
-        if (report.healthy()) {
+        List<AbandonedShuffle> abandoned;
+        try (DepotClient client = DepotClient.open(dir)) {
+            abandoned = check ? Shuffle.findAbandoned(client) : Shuffle.sweepAbandoned(client);
+        }
+        for (AbandonedShuffle a : abandoned) {
+            out().println((check ? "found: abandoned " : "repaired: deleted abandoned ") + a);
+        }
+        if (report.healthy() && abandoned.isEmpty()) {
             out().println("ok: no problems found in " + dir);
             return 0;
         }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectId;
 import dev.depot.client.ObjectView;
+import dev.depot.client.testing.ChildJvm;
 import dev.depot.client.testing.TempStore;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
@@ -355,6 +356,32 @@ class CliCommandsTest {
             assertEquals(1, bad.status(), bad::toString);
             assertTrue(bad.stdout().contains("is not a Depot store"), bad::toString);
             assertTrue(bad.stderr().contains("cannot be repaired"), bad::toString);
+        }
+    }
+
+    @Test
+    void shouldReportAndThenDeleteAShuffleWhoseCoordinatorDied() throws Exception {
+        try (ChildJvm coordinator = ChildJvm.start(AbandonedShuffleMain.class, temp.dir().toString(), "lost-1")) {
+            coordinator.awaitLine("created", 60);
+            long pid = coordinator.pid();
+            CliRunner.Result alive = depot.run("doctor", "--check");
+            assertEquals(0, alive.status(), alive::toString);
+            coordinator.kill();
+            var objects = server.client().list();
+            long bytes = objects.stream().mapToLong(o -> o.dataSize()).sum();
+            String what = "abandoned shuffle lost-1 (creator pid " + pid + " gone; " + objects.size() + " objects, "
+                + bytes + " bytes)";
+            CliRunner.Result check = depot.run("doctor", "--check");
+            assertEquals(1, check.status(), check::toString);
+            assertTrue(check.stdout().contains("found: " + what), check::toString);
+            assertEquals(objects.stream().map(o -> o.id()).toList(), server.client().list().stream().map(o -> o.id())
+                .toList(), "--check changes nothing");
+            CliRunner.Result repair = depot.run("doctor");
+            assertEquals(0, repair.status(), repair::toString);
+            assertTrue(repair.stdout().contains("repaired: deleted " + what), repair::toString);
+            assertEquals(List.of(), server.client().list());
+            CliRunner.Result again = depot.run("doctor");
+            assertTrue(again.stdout().contains("ok: no problems found"), again::toString);
         }
     }
 

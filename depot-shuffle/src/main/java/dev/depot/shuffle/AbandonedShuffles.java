@@ -11,7 +11,9 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Finds the shuffles whose creator died without closing them and deletes their objects, which are KEEP and so
@@ -24,7 +26,7 @@ import java.util.List;
  * a map whose owner record names a live process but which has no status record yet keeps its shuffle, as the
  * creator's {@code close()} would not delete under it either. Manifests of an older version, without a name,
  * cannot be resolved and are left alone. Sweeping twice, or in two processes at once, is harmless: deletes of
- * missing objects do nothing.
+ * missing objects do nothing. {@code depot doctor} reports them, and deletes them unless {@code --check}.
  */
 final class AbandonedShuffles {
     /** How long a sweep waits for a spilled manifest to come back from disk. */
@@ -35,25 +37,49 @@ final class AbandonedShuffles {
     private AbandonedShuffles() {
     }
 
-    /** Deletes every abandoned shuffle in the store; returns their ids. */
-    static List<String> sweep(DepotClient client) {
-        List<String> swept = new ArrayList<>();
-        for (ObjectInfo o : client.list()) {
+    /** Every abandoned shuffle in the store; deletes nothing. */
+    static List<AbandonedShuffle> find(DepotClient client) {
+        List<ObjectInfo> listing = client.list();
+        Map<ObjectId, ObjectInfo> byId = new HashMap<>();
+        for (ObjectInfo o : listing) {
+            byId.put(o.id(), o);
+        }
+        List<AbandonedShuffle> found = new ArrayList<>();
+        for (ObjectInfo o : listing) {
             if (o.dataSize() != ManifestDescriptor.LENGTH || o.metadataSize() <= 0
                 || o.metadataSize() > MAX_NAME_BYTES
                 || (o.state() != ObjectState.SEALED && o.state() != ObjectState.SPILLED)) {
                 continue;
             }
-            String shuffleId = abandonedShuffleOf(client, o.id());
-            if (shuffleId != null) {
-                swept.add(shuffleId);
+            AbandonedShuffle a = abandoned(client, o.id(), byId);
+            if (a != null) {
+                found.add(a);
             }
         }
-        return swept;
+        return found;
     }
 
-    /** The id of the shuffle whose manifest is {@code id}, deleted here when abandoned; else null. */
-    private static String abandonedShuffleOf(DepotClient client, ObjectId id) {
+    /** Deletes every abandoned shuffle in the store, as its creator's {@code close()} would; returns them. */
+    static List<AbandonedShuffle> sweep(DepotClient client) {
+        List<AbandonedShuffle> found = find(client);
+        RuntimeException failure = null;
+        for (AbandonedShuffle a : found) {
+            Manifest m = manifestOf(client, a.id());
+            if (m != null) {
+                failure = Shuffle.deleteAll(client, new ShuffleIds(a.id()).all(m.maps(), m.partitions()), failure);
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+        return found;
+    }
+
+    /**
+     * The shuffle whose manifest is {@code id}, when it is abandoned; else null. {@code listing} gives the sizes
+     * of its objects.
+     */
+    private static AbandonedShuffle abandoned(DepotClient client, ObjectId id, Map<ObjectId, ObjectInfo> listing) {
         String shuffleId;
         Manifest manifest;
         try (ObjectView v = client.tryGet(id, RESTORE_TIMEOUT_MILLIS)) {
@@ -78,11 +104,24 @@ final class AbandonedShuffles {
                 return null;  // map m is still being written
             }
         }
-        RuntimeException failure = Shuffle.deleteAll(client, ids.all(manifest.maps(), manifest.partitions()), null);
-        if (failure != null) {
-            throw failure;
+        int objects = 0;
+        long bytes = 0;
+        for (ObjectId each : ids.all(manifest.maps(), manifest.partitions())) {
+            ObjectInfo o = listing.get(each);
+            if (o != null) {
+                objects++;
+                bytes += o.dataSize();
+            }
         }
-        return shuffleId;
+        return new AbandonedShuffle(shuffleId, ProcessIdentity.pidOf(manifest.creator()), objects, bytes);
+    }
+
+    /** The manifest of {@code shuffleId}, or null when it is gone (swept by another process meanwhile). */
+    private static Manifest manifestOf(DepotClient client, String shuffleId) {
+        ObjectId id = new ShuffleIds(shuffleId).manifest();
+        try (ObjectView v = client.tryGet(id, RESTORE_TIMEOUT_MILLIS)) {
+            return v == null ? null : Manifest.decode(v.data(), shuffleId, id);
+        }
     }
 
     /** The shuffle id in a manifest's metadata, or null when it is not valid UTF-8 of a valid length. */

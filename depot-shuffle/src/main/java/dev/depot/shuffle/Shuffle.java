@@ -171,10 +171,15 @@ public final class Shuffle implements AutoCloseable {
      * else would), unless a map of theirs is still being written by a live process. {@link #create} does it
      * first, so a store where shuffles are run does not keep a dead coordinator's data for long.
      *
-     * @return the ids of the shuffles deleted
+     * @return the shuffles deleted
      */
-    public static List<String> sweepAbandoned(DepotClient client) {
+    public static List<AbandonedShuffle> sweepAbandoned(DepotClient client) {
         return AbandonedShuffles.sweep(client);
+    }
+
+    /** The shuffles {@link #sweepAbandoned} would delete now; deletes nothing. */
+    public static List<AbandonedShuffle> findAbandoned(DepotClient client) {
+        return AbandonedShuffles.find(client);
     }
 
     /** Creates, fills and seals one of the shuffle's small records with {@link #CREATE_OPTIONS}. */

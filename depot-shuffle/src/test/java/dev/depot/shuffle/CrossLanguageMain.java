@@ -67,8 +67,8 @@ public final class CrossLanguageMain {
                         System.out.println(sb);
                     }
                 }
-                case "sweep" -> System.out.println(String.join(" ", "swept",
-                    String.join(" ", Shuffle.sweepAbandoned(client))).strip());
+                case "sweep" -> System.out.println(("swept " + String.join(" ",
+                    Shuffle.sweepAbandoned(client).stream().map(AbandonedShuffle::id).toList())).strip());
                 default -> throw new IllegalArgumentException(args[0]);
             }
         }

@@ -116,6 +116,10 @@ class ShuffleProcessTest {
         return c;
     }
 
+    private List<String> sweep() {
+        return Shuffle.sweepAbandoned(store.client()).stream().map(AbandonedShuffle::id).toList();
+    }
+
     @Test
     void shouldSweepTheShuffleOfACoordinatorThatDiedAndKeepTheLiveOnes() throws InterruptedException {
         ChildJvm doomed = coordinator("dead1", 2, 3);
@@ -125,12 +129,18 @@ class ShuffleProcessTest {
         try (Shuffle alive = Shuffle.create(store.client(), "alive1", 1, 2)) {
             alive.writeMap(0, List.of(MemorySegment.ofArray(new byte[] {1}), MemorySegment.ofArray(new byte[] {2})));
             int aliveObjects = 4;  // manifest, owner, data, status
-            assertEquals(List.of(), Shuffle.sweepAbandoned(store.client()), "the coordinator is alive");
+            assertEquals(List.of(), sweep(), "the coordinator is alive");
             assertEquals(aliveObjects + 1 + 2 * 3, store.objects(), "and dead1's manifest, owners, data, statuses");
+            long pid = doomed.pid();
             doomed.kill();
-            assertEquals(List.of("dead1"), Shuffle.sweepAbandoned(store.client()));
+            List<AbandonedShuffle> found = Shuffle.findAbandoned(store.client());
+            assertEquals(List.of("dead1"), found.stream().map(AbandonedShuffle::id).toList());
+            assertEquals(pid, found.get(0).creatorPid());
+            assertEquals(1 + 2 * 3, found.get(0).objects());
+            assertEquals(aliveObjects + 1 + 2 * 3, store.objects(), "finding deletes nothing");
+            assertEquals(List.of("dead1"), sweep());
             assertEquals(aliveObjects, store.objects(), "only the live coordinator's shuffle is left");
-            assertEquals(List.of(), Shuffle.sweepAbandoned(store.client()), "a second sweep finds nothing");
+            assertEquals(List.of(), sweep(), "a second sweep finds nothing");
             try (ShuffleReader r = alive.reader(1, 0)) {
                 assertEquals(1, r.byteSize());
             }
@@ -145,10 +155,10 @@ class ShuffleProcessTest {
         ChildJvm writing = start(MapTaskMain.class, store.dir(), "dead2", 1, SEED, "hang");
         writing.awaitLine("opened", 60);
         doomed.kill();
-        assertEquals(List.of(), Shuffle.sweepAbandoned(store.client()), "map 1 is still being written");
+        assertEquals(List.of(), sweep(), "map 1 is still being written");
         assertTrue(store.objects() > 0);
         writing.kill();
-        assertEquals(List.of("dead2"), Shuffle.sweepAbandoned(store.client()));
+        assertEquals(List.of("dead2"), sweep());
         awaitEmptyStore();  // the reaper aborts the dead writer's unsealed object
     }
 
@@ -157,7 +167,7 @@ class ShuffleProcessTest {
         coordinator("dead3", 1, 1).kill();
         try (Shuffle s = Shuffle.create(store.client(), "next", 1, 1)) {
             assertEquals(1, store.objects(), "the dead coordinator's manifest went; the new one is there");
-            assertEquals(List.of(), Shuffle.sweepAbandoned(store.client()));
+            assertEquals(List.of(), sweep());
         }
         assertEquals(0, store.objects());
     }
