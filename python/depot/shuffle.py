@@ -354,8 +354,8 @@ def _abandoned_shuffle_of(client, oid):
     try:
         with client.get(oid, _RESTORE_TIMEOUT) as view:
             data, metadata = bytes(view.data), bytes(view.metadata)
-    except ObjectMissingError:
-        return None
+    except DepotError:
+        return None  # gone meanwhile, or spilled with no daemon to restore it: not examined this time
     try:
         shuffle_id = metadata.decode("utf-8")
         ids = _Ids(shuffle_id)
@@ -379,7 +379,10 @@ def _abandoned_shuffle_of(client, oid):
         if _alive(owner) and not client.contains(ids.status(m)):
             return None  # map m is still being written
     for each in ids.all(maps, partitions):
-        client.delete(each)
+        try:
+            client.delete(each)
+        except DepotError:
+            pass  # being deleted by another sweep, or still being written by a process not reaped yet
     return shuffle_id
 
 

@@ -6,6 +6,7 @@ import dev.depot.client.ObjectInfo;
 import dev.depot.client.ObjectState;
 import dev.depot.client.ObjectView;
 import dev.depot.core.sys.ProcessIdentity;
+import dev.depot.errors.DepotException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -59,18 +60,25 @@ final class AbandonedShuffles {
         return found;
     }
 
-    /** Deletes every abandoned shuffle in the store, as its creator's {@code close()} would; returns them. */
+    /**
+     * Deletes every abandoned shuffle in the store, as its creator's {@code close()} would; returns them. A delete
+     * that fails (the object is being deleted by another sweep, or still being written by a process the daemon
+     * has not reaped yet) is left to that other party or to the next sweep: a sweep never fails a create.
+     */
     static List<AbandonedShuffle> sweep(DepotClient client) {
         List<AbandonedShuffle> found = find(client);
-        RuntimeException failure = null;
         for (AbandonedShuffle a : found) {
             Manifest m = manifestOf(client, a.id());
-            if (m != null) {
-                failure = Shuffle.deleteAll(client, new ShuffleIds(a.id()).all(m.maps(), m.partitions()), failure);
+            if (m == null) {
+                continue;  // swept by another process meanwhile
             }
-        }
-        if (failure != null) {
-            throw failure;
+            for (ObjectId each : new ShuffleIds(a.id()).all(m.maps(), m.partitions())) {
+                try {
+                    client.delete(each);
+                } catch (DepotException e) {
+                    // see above
+                }
+            }
         }
         return found;
     }
@@ -93,6 +101,8 @@ final class AbandonedShuffles {
             manifest = Manifest.decode(v.data(), shuffleId, id);
         } catch (IllegalStateException e) {
             return null;  // a manifest of another version: its objects cannot be named here
+        } catch (DepotException e) {
+            return null;  // spilled with no daemon to restore it, or gone meanwhile: not examined this time
         }
         if (manifest.creator() == 0 || ProcessIdentity.isAlive(manifest.creator())) {
             return null;
@@ -121,6 +131,8 @@ final class AbandonedShuffles {
         ObjectId id = new ShuffleIds(shuffleId).manifest();
         try (ObjectView v = client.tryGet(id, RESTORE_TIMEOUT_MILLIS)) {
             return v == null ? null : Manifest.decode(v.data(), shuffleId, id);
+        } catch (DepotException e) {
+            return null;
         }
     }
 

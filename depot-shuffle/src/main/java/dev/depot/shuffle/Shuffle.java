@@ -352,7 +352,7 @@ public final class Shuffle implements AutoCloseable {
     }
 
     /** Deletes {@code all}, adding each failure to {@code failure}; returns it. */
-    static RuntimeException deleteAll(DepotClient client, List<ObjectId> all, RuntimeException failure) {
+    private static RuntimeException deleteAll(DepotClient client, List<ObjectId> all, RuntimeException failure) {
         for (ObjectId id : all) {
             try {
                 client.delete(id);
