@@ -13,11 +13,13 @@ import os
 import threading
 import weakref
 
+from . import _atomics as atomics
 from . import _process
 from . import _wire as w
 from ._checks import MAX_SIZE, check_size, deadline_of, describe_timeout, timeout_millis
 from ._connection import SOCKET_NAME, Connection
 from ._index import IndexReader
+from ._layout import StoreHeaderDescriptor as H
 from ._local_writes import LocalWrites
 from ._mapping import STORE_FILE_NAME, check_directory, open_mapping
 from ._pins import ClientSlot
@@ -440,7 +442,7 @@ class Client:
         figures = list(w.STAT.unpack_from(body))
         figures[-2] = self._slot.held() if self._slot.owned else 0
         figures[-1] += sum(1 for writer in self._writers if writer._local is not None)
-        return StoreStats(*figures)
+        return StoreStats(*figures, *_kept_and_spilled(self._reader_for_get()))
 
     def evict(self, nbytes):
         """Evicts least-recently-used unpinned objects until ``nbytes`` are freed; returns the bytes freed."""
@@ -556,3 +558,19 @@ def _replace_locks_after_fork():
 
 
 _process.on_fork_in_child(_replace_locks_after_fork)
+
+
+def _kept_and_spilled(reader):
+    """The KEEP and spill figures of ``StoreStats``, read from the store's header as Java's ``StoreSnapshot``
+    reads them (the daemon's STAT reply does not carry them): six counters, then the spill directory, None
+    unless a live daemon spills."""
+    base = reader.mapping.base
+    figures = [atomics.get_long_volatile(base + offset) for offset in (
+        H.KEPT_BYTES_OFFSET, H.KEPT_OBJECTS_OFFSET, H.SPILLED_BYTES_OFFSET, H.SPILLED_OBJECTS_OFFSET,
+        H.SPILL_COUNT_OFFSET, H.RESTORE_COUNT_OFFSET)]
+    directory = None
+    if reader.spiller_is_on():
+        length = atomics.get_int_acquire(base + H.SPILL_DIRECTORY_LENGTH_OFFSET)
+        if 0 < length <= H.SPILL_DIRECTORY_MAX:
+            directory = bytes(reader.mapping.read(H.SPILL_DIRECTORY_OFFSET, length)).decode("utf-8", "replace")
+    return figures + [directory]

@@ -177,6 +177,17 @@ class StoreStats:
     daemon_pid: int
     connection_pins: int
     connection_writers: int
+    #: bytes and count of KEEP objects in memory (never evicted)
+    kept_bytes: int
+    kept_objects: int
+    #: bytes (heap block sizes) and count of KEEP objects only on disk, in the daemon's spill directory
+    spilled_bytes: int
+    spilled_objects: int
+    #: spills and restores since the store was created
+    spill_count: int
+    restore_count: int
+    #: the daemon's spill directory, or None when no daemon spills
+    spill_directory: object
 
 
 @dataclass(frozen=True)

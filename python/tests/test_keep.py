@@ -31,11 +31,17 @@ def test_keep_objects_spill_when_full_and_come_back_byte_exact(spill_daemon):
     with depot.connect(spill_daemon.dir) as c:
         for i in range(16):
             c.put(ObjectId.of("keep-%d" % i), payload(i), metadata=b"m", keep=True)
-        assert any(o.state == "spilled" for o in c.list())
+        spilled = sum(1 for o in c.list() if o.state == "spilled")
+        assert spilled > 0
+        s = c.stat()
+        assert (s.spilled_objects, s.kept_objects, s.restore_count) == (spilled, 16 - spilled, 0), s
+        assert s.spill_count >= spilled and s.spilled_bytes >= spilled * SIZE and s.kept_bytes >= s.kept_objects * SIZE
+        assert s.spill_directory == os.path.abspath(os.path.join(spill_daemon.dir, "spill"))
         for i in range(16):
             with c.get(ObjectId.of("keep-%d" % i), timeout=60) as v:
                 assert bytes(v.data) == payload(i)
                 assert v.metadata == b"m"
+        assert c.stat().restore_count >= spilled
 
 
 def test_create_without_eviction_waits_for_a_delete_from_another_client(spill_daemon):

@@ -114,6 +114,9 @@ def test_keep_objects_are_counted_as_kept(client, daemon):
     assert depot.ObjectId.of("local-keep") in {i.id for i in client.list()}
     kept = atomics.get_long_volatile(client._mapping.base + H.KEPT_OBJECTS_OFFSET)
     assert kept >= 1
+    s = client.stat()
+    assert s.kept_objects == kept and s.kept_bytes >= 5000
+    assert (s.spilled_objects, s.spill_directory) == (0, None), "this daemon does not spill"
     client.delete(I("local-keep"))
     assert atomics.get_long_volatile(client._mapping.base + H.KEPT_OBJECTS_OFFSET) == kept - 1
 
