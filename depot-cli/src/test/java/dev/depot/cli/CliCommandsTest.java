@@ -9,6 +9,7 @@ import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectId;
 import dev.depot.client.ObjectView;
 import dev.depot.client.testing.ChildJvm;
+import dev.depot.client.testing.Eventually;
 import dev.depot.client.testing.TempStore;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
@@ -75,11 +76,7 @@ class CliCommandsTest {
     @Test
     void shouldPrintASealAsAJsonLineInWatch() throws Exception {
         var watch = java.util.concurrent.CompletableFuture.supplyAsync(() -> depot.run("watch", "--json", "--count", "2"));
-        long deadline = System.nanoTime() + 60_000_000_000L;
-        while (server.client().store().subscriberCount() == 0) {  // until watch has subscribed
-            assertTrue(System.nanoTime() < deadline, "depot watch did not subscribe within 60 s");
-            Thread.sleep(10);
-        }
+        Eventually.await("depot watch subscribing", () -> server.client().store().subscriberCount() > 0);
         ObjectId id = ObjectId.of("watched");
         server.client().put(id, new byte[123]);
         server.client().delete(id);

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.depot.client.testing.ChildJvm;
+import dev.depot.client.testing.Eventually;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -174,13 +175,7 @@ class ShuffleProcessTest {
 
     /** The daemon's reaper returns a dead child's pins and unsealed objects within about a second. */
     private void awaitEmptyStore() throws InterruptedException {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (store.objects() > 0 || store.client().stats().usedBytes() > 0) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError("the store still holds " + store.client().list() + " 10 s after the shuffle"
-                    + " closed");
-            }
-            Thread.sleep(50);
-        }
+        Eventually.await("an empty store after the shuffle closed",
+            () -> store.objects() == 0 && store.client().stats().usedBytes() == 0);
     }
 }

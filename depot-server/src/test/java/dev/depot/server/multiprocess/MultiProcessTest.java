@@ -11,9 +11,9 @@ import dev.depot.client.testing.ChildJvm;
 import dev.depot.client.testing.TempStore;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
+import dev.depot.client.testing.Eventually;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -60,17 +60,6 @@ class MultiProcessTest {
         return c;
     }
 
-    /** Waits for a condition that the daemon makes true within a second; generous so a loaded CI box passes. */
-    private static void eventually(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                fail("not true after 10 s: " + what);
-            }
-            Thread.sleep(20);
-        }
-    }
-
     @Test
     void shouldHandObjectsFromProducerProcessToWaitingConsumerProcess() throws Exception {
         startDaemon();
@@ -93,7 +82,7 @@ class MultiProcessTest {
         assertEquals(2, before.clientCount());
         writer.kill();
         // The reaper frees the unsealed object under the lock and the slot after it: wait for both.
-        eventually("unsealed bytes reclaimed and the slot freed", () -> {
+        Eventually.await("unsealed bytes reclaimed and the slot freed", () -> {
             StoreStats s = depot.stats();
             return s.unsealedBytes() == 0 && s.clientCount() == 1;
         });
@@ -117,8 +106,8 @@ class MultiProcessTest {
         assertEquals(ObjectState.DELETE_PENDING, depot.list().stream()
             .filter(o -> o.id().equals(Payloads.id("p1", 4096))).findFirst().orElseThrow().state());
         pinner.kill();
-        eventually("pins released", () -> depot.stats().pinnedBytes() == 0);
-        eventually("deferred delete completed", () -> depot.list().size() == 2);
+        Eventually.await("pins released", () -> depot.stats().pinnedBytes() == 0);
+        Eventually.await("deferred delete completed", () -> depot.list().size() == 2);
         assertEquals(0, depot.evict(1) > 0 ? 0 : 1, "unpinned objects are evictable again");
     }
 
@@ -151,7 +140,7 @@ class MultiProcessTest {
             ChildJvm writer = child(Children.HalfWriter.class, temp.dir(), "h", 1000);
             writer.awaitLine("created", 30);
             writer.kill();
-            eventually("new daemon reclaimed the killed writer", () -> depot.stats().unsealedBytes() == 0);
+            Eventually.await("new daemon reclaimed the killed writer", () -> depot.stats().unsealedBytes() == 0);
         }
     }
 
@@ -173,7 +162,7 @@ class MultiProcessTest {
             assertTrue(line.startsWith("ok"), line);
             assertEquals(0, w.waitFor(30));
         }
-        eventually("all stress clients gone", () -> depot.stats().clientCount() == 1);
+        Eventually.await("all stress clients gone", () -> depot.stats().clientCount() == 1);
         StoreStats before = depot.stats();
         assertEquals(0, before.pinnedBytes());
         assertEquals(0, before.unsealedBytes());

@@ -13,6 +13,7 @@ import dev.depot.client.testing.TempStore;
 import dev.depot.core.notify.NotificationDescriptor;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
+import dev.depot.client.testing.Eventually;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -96,11 +97,8 @@ class NotificationProcessTest {
                     watcher.awaitLine("SEALED", 60));
                 watcher.kill();
             }
-            long deadline = System.nanoTime() + 30_000_000_000L;
-            while (depot.store().subscriberCount() != 0) {  // the reaper runs every 100 ms
-                assertTrue(System.nanoTime() < deadline, "the dead subscriber's slot was not freed within 30 s");
-                Thread.sleep(20);
-            }
+            // The reaper runs every 100 ms.
+            Eventually.await("the dead subscriber's slot freed", () -> depot.store().subscriberCount() == 0);
             List<Subscription> all = new ArrayList<>();
             for (int i = 0; i < NotificationDescriptor.SUBSCRIBERS; i++) {
                 all.add(depot.subscribe());

@@ -17,6 +17,7 @@ import dev.depot.errors.StoreFullException;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
 import dev.depot.server.spill.Spiller;
+import dev.depot.client.testing.Eventually;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -110,16 +111,12 @@ class SpillTest {
      * one per {@code copies} resident object that has one. Fails if they never agree.
      */
     private long settledSpilledObjects(DepotClient depot, int copies) throws Exception {
-        long deadline = System.nanoTime() + 30_000_000_000L;
-        while (true) {
-            long spilled = depot.stats().spilledObjects();
-            long files = spillFiles();
-            if (files == spilled + copies && depot.stats().spilledObjects() == spilled || System.nanoTime() > deadline) {
-                assertEquals(spilled + copies, files, "one whole file per spilled object, plus " + copies + " copies");
-                return spilled;
-            }
-            Thread.sleep(10);
-        }
+        long[] spilled = new long[1];
+        Eventually.await("one whole file per spilled object, plus " + copies + " copies", () -> {
+            spilled[0] = depot.stats().spilledObjects();
+            return spillFiles() == spilled[0] + copies && depot.stats().spilledObjects() == spilled[0];
+        });
+        return spilled[0];
     }
 
     @Test
@@ -159,11 +156,7 @@ class SpillTest {
             assertTrue(depot.delete(SpillChildren.id("d", 0, SIZE)));
             assertFalse(depot.contains(SpillChildren.id("d", 0, SIZE)));
             assertEquals(spilled - 1, depot.stats().spilledObjects());
-            long deadline = System.nanoTime() + 30_000_000_000L;
-            while (spillFiles() != spilled - 1 && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-            }
-            assertEquals(spilled - 1, spillFiles(), "the spiller removed the deleted object's file");
+            Eventually.await("the spiller removing the deleted object's file", () -> spillFiles() == spilled - 1);
         }
     }
 
@@ -199,11 +192,7 @@ class SpillTest {
             assertAllVerified(depot, "c", 1);
 
             assertTrue(depot.delete(Payloads.id("c-0", SIZE)));
-            long deadline = System.nanoTime() + 30_000_000_000L;
-            while (Files.exists(file) && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-            }
-            assertFalse(Files.exists(file), "the file goes with the resident object's delete");
+            Eventually.await("the file going with the resident object's delete", () -> !Files.exists(file));
         }
     }
 

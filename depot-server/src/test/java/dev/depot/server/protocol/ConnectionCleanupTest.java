@@ -10,8 +10,8 @@ import dev.depot.client.testing.ChildJvm;
 import dev.depot.client.testing.TempStore;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
+import dev.depot.client.testing.Eventually;
 import java.nio.file.Path;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -42,17 +42,6 @@ class ConnectionCleanupTest {
         }
     }
 
-    /** Waits (up to 10 s, the connection ends asynchronously) for {@code condition}. */
-    private static void eventually(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("not within 10 s: " + what);
-            }
-            Thread.sleep(10);
-        }
-    }
-
     private boolean nothingHeld() {
         return local.stats().pinnedBytes() == 0 && local.list().stream().noneMatch(o -> o.state() == ObjectState.CREATING);
     }
@@ -67,7 +56,7 @@ class ConnectionCleanupTest {
             assertEquals(ObjectState.CREATING, local.list().stream().filter(o -> o.id().equals(UNSEALED)).findAny()
                 .orElseThrow().state());
         }
-        eventually("pins released and unsealed object aborted", this::nothingHeld);
+        Eventually.await("pins released and unsealed object aborted", this::nothingHeld);
         assertEquals(1, local.list().size());
         assertTrue(local.delete(SHARED), "the object is deletable at once: no pin is left");
     }
@@ -80,7 +69,7 @@ class ConnectionCleanupTest {
                 .putLong(MessageDescriptor.GET_TIMEOUT_OFFSET, -1)));
         }
         local.put(ObjectId.of("never"), new byte[8]);
-        eventually("no pin left by the vanished waiter", this::nothingHeld);
+        Eventually.await("no pin left by the vanished waiter", this::nothingHeld);
     }
 
     @Test
@@ -90,7 +79,7 @@ class ConnectionCleanupTest {
             assertTrue(local.stats().pinnedBytes() > 0);
             child.kill();
         }
-        eventually("pins of the killed client released", this::nothingHeld);
+        Eventually.await("pins of the killed client released", this::nothingHeld);
     }
 
     @Test
@@ -106,7 +95,7 @@ class ConnectionCleanupTest {
         }
         server = DepotServer.start(ServerConfig.defaults().withDirectory(temp.dir()).withCapacity(1L << 20), msg -> { });
         local = server.client();
-        eventually("nothing held after a restart", this::nothingHeld);
+        Eventually.await("nothing held after a restart", this::nothingHeld);
     }
 
     /** A client that pins an object and creates another, prints "holding", and waits to be killed. */

@@ -7,6 +7,7 @@ import dev.depot.client.ObjectId;
 import dev.depot.client.testing.TempStore;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
+import dev.depot.client.testing.Eventually;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -32,11 +33,7 @@ class ConnectionSessionTest {
                 assertEquals(3, server.client().stats().clientCount());
                 assertEquals(2, server.client().list().getFirst().pinCount());
             }
-            long deadline = System.nanoTime() + 10_000_000_000L;
-            while (server.client().stats().clientCount() != 1 && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
-            assertEquals(1, server.client().stats().clientCount());
+            Eventually.await("the sessions' slots freed", () -> server.client().stats().clientCount() == 1);
             assertEquals(0, server.client().stats().pinnedBytes());
         }
     }

@@ -13,6 +13,7 @@ import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
 import dev.depot.server.metrics.DepotMetrics;
 import dev.depot.server.metrics.MetricsServer;
+import dev.depot.client.testing.Eventually;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -96,11 +97,8 @@ class MetricsEndpointTest {
                     throw new UncheckedIOException(e);
                 }
             });
-            long deadline = System.nanoTime() + 30_000_000_000L;
-            while (scrape().getOrDefault("depot_seal_waits_total", 0.0) < 1) {  // the GET is waiting for the seal
-                assertTrue(System.nanoTime() < deadline, "the GET did not start waiting within 30 s");
-                Thread.sleep(10);
-            }
+            Eventually.await("the GET waiting for the seal",
+                () -> scrape().getOrDefault("depot_seal_waits_total", 0.0) >= 1);
             server.client().put(id, new byte[10]);
             waiting.get();
             c.release(id, waiting.get());
@@ -142,11 +140,8 @@ class MetricsEndpointTest {
             assertCountedAtLeast(before, scrape(), n);
             child.kill();
         }
-        long deadline = System.nanoTime() + 30_000_000_000L;
-        while (server.client().stats().clientCount() > 1) {  // the reaper frees the killed child's slot
-            assertTrue(System.nanoTime() < deadline, "the killed client was not reaped within 30 s");
-            Thread.sleep(20);
-        }
+        Eventually.await("the reaper freeing the killed client's slot",
+            () -> server.client().stats().clientCount() <= 1);
         assertCountedAtLeast(before, scrape(), n);
     }
 
