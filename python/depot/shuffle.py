@@ -326,8 +326,9 @@ class Shuffle:
 
 
 def sweep_abandoned(client):
-    """Deletes the shuffles whose creator died without closing them, and returns their ids (as
-    ``dev.depot.shuffle.Shuffle.sweepAbandoned``; ``Shuffle.create`` does it first).
+    """Deletes the shuffles whose creator died without closing them, and returns their ids (Java's
+    ``dev.depot.shuffle.Shuffle.sweepAbandoned`` does the same and returns them with their creator's pid and
+    sizes; ``Shuffle.create`` does it first in both).
 
     Shuffle objects are kept (never evicted), so nothing else would free them. A manifest is found by its size,
     magic and metadata (the shuffle id, trusted only when it hashes to the manifest's own id); its shuffle is
