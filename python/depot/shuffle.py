@@ -19,6 +19,7 @@ A map that fails (``ShuffleWriter.fail``, a writer closed without commit) or who
 raise ``MapFailedError`` naming the map; a map that does not commit in time is a ``MapTimeoutError``.
 """
 
+import collections
 import os
 import struct
 import time
@@ -26,8 +27,9 @@ import time
 from .errors import DepotError, ObjectMissingError
 from .ids import ObjectId
 
-__all__ = ["LAYOUT_PER_MAP", "LAYOUT_PER_SLICE", "MapFailedError", "MapTimeoutError", "Shuffle", "ShuffleReader",
-           "ShuffleWriter", "partition_array", "process_identity", "sweep_abandoned"]
+__all__ = ["AbandonedShuffle", "LAYOUT_PER_MAP", "LAYOUT_PER_SLICE", "MapFailedError", "MapTimeoutError", "Shuffle",
+           "ShuffleReader", "ShuffleWriter", "find_abandoned", "partition_array", "process_identity",
+           "sweep_abandoned"]
 
 # ---- layouts shared with Java: dev.depot.shuffle.ManifestDescriptor and MapStatusDescriptor -------------------
 
@@ -325,24 +327,37 @@ class Shuffle:
                                                             ", " + self.dtype if self.dtype else "")
 
 
+class AbandonedShuffle(collections.namedtuple("AbandonedShuffle", "id creator_pid objects bytes")):
+    """A shuffle whose creator died without closing it: its id, the pid the creator had, and how many objects
+    (and data bytes) of it the store held when it was found (Java's ``dev.depot.shuffle.AbandonedShuffle``)."""
+
+    __slots__ = ()
+
+
+def find_abandoned(client):
+    """The shuffles ``sweep_abandoned`` would delete now, as ``AbandonedShuffle``; deletes nothing."""
+    return [found for found, _ in _find_abandoned(client)]
+
+
 def sweep_abandoned(client):
-    """Deletes the shuffles whose creator died without closing them, and returns their ids (Java's
-    ``dev.depot.shuffle.Shuffle.sweepAbandoned`` does the same and returns them with their creator's pid and
-    sizes; ``Shuffle.create`` does it first in both).
+    """Deletes the shuffles whose creator died without closing them, as their creator's ``close()`` would, and
+    returns them as ``AbandonedShuffle`` (as Java's ``Shuffle.sweepAbandoned``; ``Shuffle.create`` does it first
+    in both languages).
 
     Shuffle objects are kept (never evicted), so nothing else would free them. A manifest is found by its size,
     magic and metadata (the shuffle id, trusted only when it hashes to the manifest's own id); its shuffle is
     abandoned when the creator it names (pid and start time) is gone and no map is still being written by a live
-    process (an owner record alive without a status record). Older manifests without a name are left alone.
-    Harmless twice or in two processes at once."""
+    process (an owner record alive without a status record). Older manifests without a name are left alone, and
+    so is a spilled manifest while no daemon can restore it. Harmless twice or in two processes at once: a delete
+    another sweep is doing is left to it."""
     swept = []
-    for info in client.list():
-        if info.data_size != MANIFEST.size or not 0 < info.metadata_size <= 3 * MAX_ID_LENGTH \
-                or info.state not in ("sealed", "spilled"):
-            continue
-        shuffle_id = _abandoned_shuffle_of(client, info.id)
-        if shuffle_id is not None:
-            swept.append(shuffle_id)
+    for found, objects in _find_abandoned(client):
+        for each in objects:
+            try:
+                client.delete(each)
+            except DepotError:
+                pass  # being deleted by another sweep, or still being written by a process not reaped yet
+        swept.append(found)
     return swept
 
 
@@ -350,8 +365,24 @@ def sweep_abandoned(client):
 _RESTORE_TIMEOUT = 10.0
 
 
-def _abandoned_shuffle_of(client, oid):
-    """The id of the shuffle whose manifest is ``oid``, deleted here when abandoned; else None."""
+def _find_abandoned(client):
+    """``(AbandonedShuffle, ids of all its possible objects)`` of every abandoned shuffle in the store."""
+    listing = client.list()
+    by_id = {info.id: info for info in listing}
+    out = []
+    for info in listing:
+        if info.data_size != MANIFEST.size or not 0 < info.metadata_size <= 3 * MAX_ID_LENGTH \
+                or info.state not in ("sealed", "spilled"):
+            continue
+        found = _abandoned(client, info.id, by_id)
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def _abandoned(client, oid, listing):
+    """``(AbandonedShuffle, object ids)`` of the shuffle whose manifest is ``oid`` when it is abandoned, else
+    None; ``listing`` (id to ``ObjectInfo``) gives the sizes of its objects."""
     try:
         with client.get(oid, _RESTORE_TIMEOUT) as view:
             data, metadata = bytes(view.data), bytes(view.metadata)
@@ -379,12 +410,9 @@ def _abandoned_shuffle_of(client, oid):
         (owner,) = OWNER.unpack_from(record) if len(record) >= OWNER.size else (0,)
         if _alive(owner) and not client.contains(ids.status(m)):
             return None  # map m is still being written
-    for each in ids.all(maps, partitions):
-        try:
-            client.delete(each)
-        except DepotError:
-            pass  # being deleted by another sweep, or still being written by a process not reaped yet
-    return shuffle_id
+    objects = ids.all(maps, partitions)
+    present = [listing[each] for each in objects if each in listing]
+    return AbandonedShuffle(shuffle_id, creator >> 32, len(present), sum(i.data_size for i in present)), objects
 
 
 #: how every shuffle object is created, the one place that decides it: kept (never evicted; a daemon with a

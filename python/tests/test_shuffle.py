@@ -14,7 +14,8 @@ from depot import _atomics as atomics  # noqa: E402
 from depot._layout import StoreHeaderDescriptor as H  # noqa: E402
 from conftest import REPO, Child, class_path, java_executable, python_child  # noqa: E402
 
-from depot.shuffle import MapFailedError, MapTimeoutError, Shuffle, partition_array, sweep_abandoned  # noqa: E402
+from depot.shuffle import (AbandonedShuffle, MapFailedError, MapTimeoutError, Shuffle, find_abandoned,  # noqa: E402
+                           partition_array, sweep_abandoned)
 
 
 @pytest.fixture
@@ -173,9 +174,14 @@ def test_a_sweep_deletes_the_shuffle_of_a_creator_that_died_and_keeps_live_ones(
         child.await_line("created")
         with Shuffle.create(client, "p8-alive", 1, 1) as alive:
             alive.write_map(0, [b"x"])
+            alive_ids = set(alive._ids.all(1, 1))
             assert sweep_abandoned(client) == [], "its creator is alive"
+            pid = child.proc.pid
             child.kill()
-            assert sweep_abandoned(client) == ["p8"]
+            dead = [i for i in client.list() if i.id not in alive_ids]
+            assert find_abandoned(client) == [AbandonedShuffle("p8", pid, len(dead), sum(i.data_size for i in dead))]
+            assert len(client.list()) == len(dead) + 4, "finding deletes nothing"
+            assert [a.id for a in sweep_abandoned(client)] == ["p8"]
             assert len(client.list()) == 4, "only the live shuffle's manifest, owner, data and status are left"
             assert sweep_abandoned(client) == []
             with alive.reader(0, timeout=5) as r:
@@ -191,7 +197,7 @@ def test_a_dead_creators_shuffle_stays_while_a_map_is_being_written(client, daem
         creator.kill()
         assert sweep_abandoned(client) == [], "map 1 is still being written"
         writer.kill()
-    assert sweep_abandoned(client) == ["p9"]
+    assert [a.id for a in sweep_abandoned(client)] == ["p9"]
     await_empty(client)
 
 
@@ -278,7 +284,7 @@ def test_each_language_sweeps_the_shuffle_of_a_dead_creator_in_the_other(client,
     with shuffle_java(daemon.dir, "j3", 2, 2, main="CoordinatorMain") as creator:
         creator.await_line("created", timeout=60)
         creator.kill()
-    assert sweep_abandoned(client) == ["j3"], "Python sweeps what a Java creator left"
+    assert [a.id for a in sweep_abandoned(client)] == ["j3"], "Python sweeps what a Java creator left"
     assert client.list() == []
     with python_child(DYING_COORDINATOR, daemon.dir, "j4") as child:
         child.await_line("created")
