@@ -207,3 +207,15 @@ class Store:
 HOME_ROTATION = 29
 HOME_MULTIPLIER = 0x9E37_79B9_7F4A_7C15
 HOME_SHIFT = 40
+
+
+class WriterIdDescriptor:
+    """The ids of objects a worker writes for others (``dev.depot.client.WriterIdDescriptor``): big-endian magic
+    "DdW1", the writer's pid and start ticks (its process identity), and a hash. ``depot.dask._ids`` packs them;
+    ``depot doctor`` (Java) finds a dead writer's objects by them."""
+
+    MAGIC_OFFSET = 0
+    PID_OFFSET = 4
+    START_TICKS_OFFSET = 8
+    HASH_OFFSET = 12
+    LENGTH = 20

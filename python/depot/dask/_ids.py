@@ -7,6 +7,10 @@ that the objects of a writer that died can be found and deleted (``distributed.d
 
 import struct
 
+from .._layout import WriterIdDescriptor as D
+
 RESULT_ID_MAGIC = b"DdW1"
 RESULT_ID_LAYOUT = struct.Struct(">4sII8s")
-assert RESULT_ID_LAYOUT.size == 20
+# The fields lie where Java's WriterIdDescriptor (depot doctor) reads them.
+assert (struct.calcsize(">4s"), struct.calcsize(">4sI"), struct.calcsize(">4sII"), RESULT_ID_LAYOUT.size) == (
+    D.PID_OFFSET, D.START_TICKS_OFFSET, D.HASH_OFFSET, D.LENGTH)

@@ -15,11 +15,12 @@ import picocli.CommandLine.Option;
     description = "check the store for corruption and dead clients, and repair what is safe",
     footer = {"Checks the header, the client table (slots of processes that are gone), the index (every entry",
         "the daemon's recovery would drop: an unknown state, a block outside the heap, an overlap) and",
-        "the heap (block sizes, free lists, used bytes), then looks for shuffles whose coordinator died",
-        "without closing them (their objects are kept, never evicted). Unless --check is given it then",
-        "repairs what recovery repairs: drops those entries, rebuilds the heap's metadata from the index",
-        "(only when something was wrong) and reclaims dead clients; and it deletes the abandoned",
-        "shuffles, as their coordinator's close would have. A store whose header is bad cannot be",
+        "the heap (block sizes, free lists, used bytes), then looks for objects no live process will",
+        "ever delete, which are kept (never evicted): shuffles whose coordinator died without closing",
+        "them, and results of depot.dask.distributed workers that are all gone. Unless --check is given",
+        "it then repairs what recovery repairs: drops those entries, rebuilds the heap's metadata from",
+        "the index (only when something was wrong) and reclaims dead clients; and it deletes those",
+        "objects. A store whose header is bad cannot be",
         "repaired: remove its directory and create it again. Safe to run while clients use the store.",
         "Exit status: 0 healthy or repaired, 1 problems left (or found with --check, or a bad header)."})
 final class DoctorCommand extends StoreCommand {
@@ -42,13 +43,21 @@ final class DoctorCommand extends StoreCommand {
             return 1;
         }
         List<AbandonedShuffle> abandoned;
+        DeadWriters deadWriters;
         try (DepotClient client = DepotClient.open(dir)) {
             abandoned = check ? Shuffle.findAbandoned(client) : Shuffle.sweepAbandoned(client);
+            deadWriters = DeadWriters.find(client);
+            if (!check) {
+                deadWriters.delete(client);
+            }
         }
         for (AbandonedShuffle a : abandoned) {
             out().println((check ? "found: abandoned " : "repaired: deleted abandoned ") + a);
         }
-        if (report.healthy() && abandoned.isEmpty()) {
+        if (!deadWriters.isEmpty()) {
+            out().println((check ? "found: " : "repaired: deleted ") + deadWriters);
+        }
+        if (report.healthy() && abandoned.isEmpty() && deadWriters.isEmpty()) {
             out().println("ok: no problems found in " + dir);
             return 0;
         }

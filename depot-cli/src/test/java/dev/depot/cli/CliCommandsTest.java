@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectId;
 import dev.depot.client.ObjectView;
+import dev.depot.client.WriterIdDescriptor;
 import dev.depot.client.testing.ChildJvm;
 import dev.depot.client.testing.Eventually;
 import dev.depot.client.testing.TempStore;
@@ -380,6 +381,32 @@ class CliCommandsTest {
             CliRunner.Result again = depot.run("doctor");
             assertTrue(again.stdout().contains("ok: no problems found"), again::toString);
         }
+    }
+
+    @Test
+    void shouldReportAndThenDeleteTheObjectsOfWritersThatAreGone() throws Exception {
+        Process gone = new ProcessBuilder("sleep", "60").start();
+        long goneIdentity = dev.depot.core.sys.ProcessIdentity.compute(gone.pid());
+        gone.destroyForcibly().waitFor();
+        ObjectId deadOne = WriterIdDescriptor.idOf(goneIdentity, 1);
+        ObjectId deadTwo = WriterIdDescriptor.idOf(goneIdentity, 2);
+        ObjectId live = WriterIdDescriptor.idOf(dev.depot.core.sys.ProcessIdentity.self(), 3);
+        for (ObjectId id : List.of(deadOne, deadTwo, live)) {
+            try (var w = server.client().create(id, 100, new byte[0], DepotClient.CreateOption.KEEP)) {
+                w.seal();
+            }
+        }
+        assertEquals(goneIdentity, WriterIdDescriptor.writerIdentity(deadOne));
+        String what = "2 object(s), 200 bytes, written by depot.dask.distributed workers that are gone (pid "
+            + gone.pid() + ")";
+        CliRunner.Result check = depot.run("doctor", "--check");
+        assertEquals(1, check.status(), check::toString);
+        assertTrue(check.stdout().contains("found: " + what), check::toString);
+        assertEquals(3, server.client().list().size(), "--check changes nothing");
+        CliRunner.Result repair = depot.run("doctor");
+        assertEquals(0, repair.status(), repair::toString);
+        assertTrue(repair.stdout().contains("repaired: deleted " + what), repair::toString);
+        assertEquals(List.of(live), server.client().list().stream().map(o -> o.id()).toList(), "a live writer's stays");
     }
 
     @Test

@@ -23,17 +23,18 @@ import org.junit.jupiter.api.Test;
  * names after a static field (or, for {@code EntryState}, an enum constant and its code).
  */
 class PythonLayoutTest {
-    private static final Map<String, String> JAVA_CLASSES = Map.of(
-        "StoreHeaderDescriptor", "dev.depot.core.store.StoreHeaderDescriptor",
-        "ClientTableDescriptor", "dev.depot.core.clients.ClientTableDescriptor",
-        "IndexEntryDescriptor", "dev.depot.core.index.IndexEntryDescriptor",
-        "HeapBlockDescriptor", "dev.depot.core.heap.HeapBlockDescriptor",
-        "HeapAllocator", "dev.depot.core.heap.HeapAllocator",
-        "AllocationLock", "dev.depot.core.store.AllocationLock",
-        "EventRings", "dev.depot.core.notify.EventRings",
-        "NotificationDescriptor", "dev.depot.core.notify.NotificationDescriptor",
-        "EventRecordDescriptor", "dev.depot.core.notify.EventRecordDescriptor",
-        "Store", "dev.depot.core.store.Store");
+    private static final Map<String, String> JAVA_CLASSES = Map.ofEntries(
+        Map.entry("StoreHeaderDescriptor", "dev.depot.core.store.StoreHeaderDescriptor"),
+        Map.entry("ClientTableDescriptor", "dev.depot.core.clients.ClientTableDescriptor"),
+        Map.entry("IndexEntryDescriptor", "dev.depot.core.index.IndexEntryDescriptor"),
+        Map.entry("HeapBlockDescriptor", "dev.depot.core.heap.HeapBlockDescriptor"),
+        Map.entry("HeapAllocator", "dev.depot.core.heap.HeapAllocator"),
+        Map.entry("AllocationLock", "dev.depot.core.store.AllocationLock"),
+        Map.entry("EventRings", "dev.depot.core.notify.EventRings"),
+        Map.entry("NotificationDescriptor", "dev.depot.core.notify.NotificationDescriptor"),
+        Map.entry("EventRecordDescriptor", "dev.depot.core.notify.EventRecordDescriptor"),
+        Map.entry("Store", "dev.depot.core.store.Store"),
+        Map.entry("WriterIdDescriptor", "dev.depot.client.WriterIdDescriptor"));
     /** Descriptors Python reads in full: every constant of theirs must have its mirror in _layout.py. */
     private static final List<String> MIRRORED_IN_FULL = List.of("NotificationDescriptor", "EventRecordDescriptor");
     /** Constants of format 1.2 in descriptors Python mirrors in part: the subscriber and the counters need them. */
