@@ -12,8 +12,8 @@ import java.util.TreeSet;
 
 /**
  * For {@code depot doctor}: the objects whose id names a writer process that is gone ({@link WriterIdDescriptor}:
- * depot.dask.distributed's worker results and DataFrame shuffle slices, kept, never evicted). Live workers delete
- * them as they go; when every worker died at once, nothing else would.
+ * depot.dask.distributed's worker results and Dask DataFrame shuffle slices, kept, never evicted). Live workers
+ * delete them as they go; when every worker died at once, nothing else would.
  */
 final class DeadWriters {
     private final List<ObjectInfo> objects;
@@ -61,8 +61,8 @@ final class DeadWriters {
     @Override
     public String toString() {
         long bytes = objects.stream().mapToLong(ObjectInfo::dataSize).sum();
-        return objects.size() + " object(s), " + bytes + " bytes, written by depot.dask.distributed workers that are"
-            + " gone (pid" + (pids.size() > 1 ? "s " : " ") + String.join(", ", pids.stream().map(String::valueOf)
-            .toList()) + ")";
+        return objects.size() + " object(s), " + bytes + " bytes, of Dask worker results and shuffle slices whose"
+            + " writer is gone (pid" + (pids.size() > 1 ? "s " : " ") + String.join(", ", pids.stream()
+            .map(String::valueOf).toList()) + ")";
     }
 }

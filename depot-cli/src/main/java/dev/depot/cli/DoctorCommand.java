@@ -17,7 +17,7 @@ import picocli.CommandLine.Option;
         "the daemon's recovery would drop: an unknown state, a block outside the heap, an overlap) and",
         "the heap (block sizes, free lists, used bytes), then looks for objects no live process will",
         "ever delete, which are kept (never evicted): shuffles whose coordinator died without closing",
-        "them, and results of depot.dask.distributed workers that are all gone. Unless --check is given",
+        "them, and Dask worker results and shuffle slices whose writer is gone. Unless --check is given",
         "it then repairs what recovery repairs: drops those entries, rebuilds the heap's metadata from",
         "the index (only when something was wrong) and reclaims dead clients; and it deletes those",
         "objects. A store whose header is bad cannot be",

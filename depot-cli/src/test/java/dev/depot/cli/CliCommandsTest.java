@@ -397,7 +397,7 @@ class CliCommandsTest {
             }
         }
         assertEquals(goneIdentity, WriterIdDescriptor.writerIdentity(deadOne));
-        String what = "2 object(s), 200 bytes, written by depot.dask.distributed workers that are gone (pid "
+        String what = "2 object(s), 200 bytes, of Dask worker results and shuffle slices whose writer is gone (pid "
             + gone.pid() + ")";
         CliRunner.Result check = depot.run("doctor", "--check");
         assertEquals(1, check.status(), check::toString);
