@@ -12,5 +12,6 @@ HEX = "44645731" + "00001234" + "80005678" + "0102030405060708"
 
 
 def test_a_writer_id_is_packed_as_java_reads_it():
-    raw = RESULT_ID_LAYOUT.pack(RESULT_ID_MAGIC, IDENTITY >> 32, IDENTITY & 0xFFFFFFFF, bytes.fromhex("0102030405060708"))
+    raw = RESULT_ID_LAYOUT.pack(RESULT_ID_MAGIC, IDENTITY >> 32, IDENTITY & 0xFFFFFFFF,
+                                bytes.fromhex("0102030405060708"))
     assert raw.hex() == HEX
