@@ -25,7 +25,8 @@ package dev.depot.shuffle;
  *
  * The layout is {@link #LAYOUT_PER_SLICE} or {@link #LAYOUT_PER_MAP} ({@link Shuffle.Layout}); an empty dtype
  * means the slices are plain bytes, else a NumPy type string ({@code "<f8"}) that every slice object carries in
- * its {@code ArrayMetadata}.
+ * its {@code ArrayMetadata}. The manifest object's metadata is the shuffle id in UTF-8 ({@link Manifest}): the
+ * sweep of abandoned shuffles reads it to name the shuffle's other objects.
  */
 public final class ManifestDescriptor {
     /** "DSH1" read as a little-endian int. */
