@@ -402,12 +402,7 @@ def _abandoned(client, oid, listing):
     if creator == 0 or _alive(creator):
         return None
     for m in range(maps):
-        try:
-            with client.get(ids.owner(m), 0) as view:
-                record = bytes(view.data)
-        except ObjectMissingError:
-            continue
-        (owner,) = OWNER.unpack_from(record) if len(record) >= OWNER.size else (0,)
+        owner = _owner_identity(client, ids, m)
         if _alive(owner) and not client.contains(ids.status(m)):
             return None  # map m is still being written
     objects = ids.all(maps, partitions)
@@ -425,6 +420,17 @@ def _flat_bytes(x):
     if not view.c_contiguous:
         view = memoryview(view.tobytes())
     return view.cast("B") if view.format != "B" or view.ndim != 1 else view
+
+
+def _owner_identity(client, ids, m):
+    """The identity of the process writing map ``m`` (its owner record), or 0 when no writer opened it or the
+    record is too short to hold one."""
+    try:
+        with client.get(ids.owner(m), 0) as view:
+            record = bytes(view.data)
+    except ObjectMissingError:
+        return 0
+    return OWNER.unpack_from(record)[0] if len(record) >= OWNER.size else 0
 
 
 def _put_owner(shuffle, m):
@@ -547,12 +553,7 @@ def _await_committed(shuffle, m, deadline):
                 raise MapFailedError("map %d of shuffle %s failed in pid %d: %s" % (m, shuffle.id, writer >> 32,
                                                                                    message), m)
             return lengths
-        owner = 0
-        try:
-            with client.get(ids.owner(m), 0) as view:
-                (owner,) = OWNER.unpack_from(bytes(view.data))
-        except ObjectMissingError:
-            pass
+        owner = _owner_identity(client, ids, m)
         if owner and not _alive(owner):
             if not client.contains(ids.status(m)):
                 raise MapFailedError("map %d of shuffle %s died (pid %d exited) before committing its output"

@@ -34,6 +34,19 @@ def client(daemon):
         c.close()
 
 
+def await_objects(client, count):
+    """Waits until the store holds ``count`` objects: the daemon aborts a dead writer's unsealed objects, and
+    completes a delete that found the object pinned, within about a second."""
+    deadline = time.monotonic() + 10
+    while len(client.list()) != count:
+        assert time.monotonic() < deadline, "the store holds %s, not %d objects" % (client.list(), count)
+        time.sleep(0.05)
+
+
+def await_empty(client):
+    await_objects(client, 0)
+
+
 def random_sizes(rnd, partitions):
     return [0 if rnd.random() < 0.25 else rnd.randrange(1, 5000) for _ in range(partitions)]
 
@@ -143,11 +156,7 @@ def test_a_reducer_killed_holding_its_slices_leaves_nothing_once_the_shuffle_clo
             child.kill()
         with s.reader(0, timeout=5) as r:  # another reducer reads the partition the dead one held
             np.testing.assert_array_equal(r.array(), np.concatenate([values(0, 0, 300), values(1, 0, 300)]))
-    client.flush()
-    deadline = time.monotonic() + 10
-    while client.list():  # the daemon returns the dead reducer's pins within about a second
-        assert time.monotonic() < deadline, "the store still holds %s" % client.list()
-        time.sleep(0.05)
+    await_empty(client)  # the daemon returns the dead reducer's pins within about a second
 
 
 DYING_COORDINATOR = """
@@ -159,14 +168,6 @@ s.write_map(0, [b"abc"])
 print("created", flush=True)
 time.sleep(600)
 """
-
-
-def await_empty(client):
-    client.flush()
-    deadline = time.monotonic() + 10
-    while client.list():  # the daemon aborts a dead writer's unsealed objects within about a second
-        assert time.monotonic() < deadline, "the store still holds %s" % client.list()
-        time.sleep(0.05)
 
 
 def test_a_sweep_deletes_the_shuffle_of_a_creator_that_died_and_keeps_live_ones(client, daemon):
@@ -182,11 +183,11 @@ def test_a_sweep_deletes_the_shuffle_of_a_creator_that_died_and_keeps_live_ones(
             assert find_abandoned(client) == [AbandonedShuffle("p8", pid, len(dead), sum(i.data_size for i in dead))]
             assert len(client.list()) == len(dead) + 4, "finding deletes nothing"
             assert [a.id for a in sweep_abandoned(client)] == ["p8"]
-            assert len(client.list()) == 4, "only the live shuffle's manifest, owner, data and status are left"
+            await_objects(client, 4)  # only the live shuffle's manifest, owner, data and status
             assert sweep_abandoned(client) == []
             with alive.reader(0, timeout=5) as r:
                 assert [bytes(v) for v in r.slices()] == [b"x"]
-    assert client.list() == []
+    await_empty(client)
 
 
 def test_a_dead_creators_shuffle_stays_while_a_map_is_being_written(client, daemon):
@@ -206,8 +207,8 @@ def test_creating_a_shuffle_sweeps_the_abandoned_ones(client, daemon):
         child.await_line("created")
         child.kill()
     with Shuffle.create(client, "p10-next", 1, 1):
-        assert len(client.list()) == 1, "only the new manifest"
-    assert client.list() == []
+        await_objects(client, 1)  # only the new manifest
+    await_empty(client)
 
 
 def test_partition_array_splits_by_splitters_in_numpys_order_with_nan_last():
@@ -285,10 +286,10 @@ def test_each_language_sweeps_the_shuffle_of_a_dead_creator_in_the_other(client,
         creator.await_line("created", timeout=60)
         creator.kill()
     assert [a.id for a in sweep_abandoned(client)] == ["j3"], "Python sweeps what a Java creator left"
-    assert client.list() == []
+    await_empty(client)
     with python_child(DYING_COORDINATOR, daemon.dir, "j4") as child:
         child.await_line("created")
         child.kill()
     with shuffle_java("sweep", daemon.dir) as sweeper:
         assert sweeper.await_line("swept", timeout=60) == "swept j4", "Java sweeps what a Python creator left"
-    assert client.list() == []
+    await_empty(client)
