@@ -43,19 +43,15 @@ final class DeadWriters {
         return objects.isEmpty();
     }
 
-    /** Deletes them (an object pinned by a reader goes when it lets go); returns how many deletes took. */
-    int delete(DepotClient client) {
-        int deleted = 0;
+    /** Deletes them (an object pinned by a reader goes when it lets go). */
+    void delete(DepotClient client) {
         for (ObjectInfo o : objects) {
             try {
-                if (client.delete(o.id())) {
-                    deleted++;
-                }
+                client.delete(o.id());
             } catch (DepotException e) {
                 // being deleted by a live worker's sweep right now
             }
         }
-        return deleted;
     }
 
     @Override
