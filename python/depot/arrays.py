@@ -61,7 +61,8 @@ def _numpy():
     try:
         import numpy
     except ImportError:
-        raise ImportError("put_array and get_array need NumPy; the rest of depot works without it") from None
+        raise ImportError("put_array and get_array need NumPy: pip install 'depot-shm[numpy]' "
+                          "(the rest of depot works without it)") from None
     return numpy
 
 

@@ -12,7 +12,7 @@ table (and of whatever was sliced from it) has been garbage-collected.
         table = depot.arrow.get_table(client, oid)       # zero-copy
         frame = table.to_pandas()                         # pandas copies (zero-copy where it can)
 
-Needs pyarrow (``pip install 'depot[arrow]'``); the rest of depot works without it.
+Needs pyarrow (``pip install 'depot-shm[arrow]'``); the rest of depot works without it.
 """
 
 import weakref
@@ -30,7 +30,7 @@ def _pyarrow():
         import pyarrow
         import pyarrow.ipc  # noqa: F401  (a submodule: imported for its side effect on pyarrow)
     except ImportError:
-        raise ImportError("depot.arrow needs pyarrow: pip install 'depot[arrow]'") from None
+        raise ImportError("depot.arrow needs pyarrow: pip install 'depot-shm[arrow]'") from None
     return pyarrow
 
 

@@ -33,6 +33,8 @@ from .errors import DaemonNotRunningError, DepotError
 __all__ = ["Daemon", "DaemonStartError", "connect_or_start", "find_java", "find_launcher", "parse_size", "start"]
 
 HOME_ENV_NAME = "DEPOT_HOME"
+#: the name pip knows this package by (the import name is ``depot``)
+DISTRIBUTION_NAME = "depot-shm"
 JAR_PATH = os.path.join("depot-cli", "target", "depot.jar")
 MIN_JAVA = 25
 DEFAULT_CAPACITY = "1g"
@@ -92,7 +94,7 @@ def _installed_from():
     """The directory pip installed this package from (PEP 610 ``direct_url.json``), or None."""
     try:
         from importlib.metadata import PackageNotFoundError, distribution
-        text = distribution("depot").read_text("direct_url.json")
+        text = distribution(DISTRIBUTION_NAME).read_text("direct_url.json")
     except (ImportError, PackageNotFoundError, OSError):
         return None
     try:

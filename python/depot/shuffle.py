@@ -95,7 +95,7 @@ def _numpy():
     try:
         import numpy
     except ImportError:
-        raise ImportError("depot.shuffle's arrays need NumPy: pip install numpy") from None
+        raise ImportError("depot.shuffle's arrays need NumPy: pip install 'depot-shm[numpy]'") from None
     return numpy
 
 

@@ -132,5 +132,5 @@ def test_get_table_refuses_what_is_not_a_complete_stream_and_releases_its_pin(pa
 def test_missing_pyarrow_is_an_import_error_naming_the_extra(monkeypatch):
     import depot.arrow
     monkeypatch.setitem(sys.modules, "pyarrow", None)
-    with pytest.raises(ImportError, match=r"pip install 'depot\[arrow\]'"):
+    with pytest.raises(ImportError, match=r"pip install 'depot-shm\[arrow\]'"):
         depot.arrow.put_table(None, None, None)

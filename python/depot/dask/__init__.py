@@ -9,7 +9,7 @@ cache that every process on the node shares. See docs/DASK.md.
 try:
     import dask  # noqa: F401
 except ImportError:  # pragma: no cover - depends on the environment
-    raise ImportError("depot.dask needs Dask: pip install 'depot[dask]' (or dask[array,dataframe])") from None
+    raise ImportError("depot.dask needs Dask: pip install 'depot-shm[dask]' (or dask[array,dataframe])") from None
 
 import sys as _sys
 

@@ -30,7 +30,7 @@ def _np():
     try:
         import numpy
     except ImportError:
-        raise ImportError("the sort example needs NumPy: pip install numpy") from None
+        raise ImportError("the sort example needs NumPy: pip install 'depot-shm[numpy]'") from None
     return numpy
 
 

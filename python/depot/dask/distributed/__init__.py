@@ -7,7 +7,7 @@ Needs ``distributed`` (Debian's python3-distributed 2022.12.1 is the version tes
 try:
     import distributed as _distributed  # noqa: F401
 except ImportError as e:  # pragma: no cover - depends on the environment
-    raise ImportError("depot.dask.distributed needs dask.distributed: pip install 'depot[distributed]' "
+    raise ImportError("depot.dask.distributed needs dask.distributed: pip install 'depot-shm[distributed]' "
                       "(or Debian's python3-distributed)") from e
 
 from .cluster import LocalCluster, Nanny
