@@ -1,9 +1,10 @@
 """A Depot daemon started from Python: ``depot.start()`` and ``depot.connect(start=True)``.
 
-The daemon is the Java ``depot serve``. It is found, in order, from ``$DEPOT_HOME`` (a Depot checkout with
-``depot-cli/target/depot.jar``, or an unpacked distribution with ``lib/depot-cli-*.jar``), the checkout this package was installed from (or runs
-from), or a ``depot`` command on ``PATH``; the JDK (25 or newer) from ``$JAVA_HOME``, ``java`` on ``PATH``,
-then ``/usr/lib/jvm`` and ``/opt``.
+The daemon is the Java ``depot serve``. It is found, in order, in the jars bundled inside this package
+(``depot/_jars/``, in the wheel that ``mvn package`` builds), from ``$DEPOT_HOME`` (a Depot checkout with
+``depot-cli/target/depot.jar``, or an unpacked distribution with ``lib/depot-cli-*.jar``), the checkout this
+package was installed from (or runs from), or a ``depot`` command on ``PATH``; the JDK (25 or newer) from
+``$JAVA_HOME``, ``java`` on ``PATH``, then ``/usr/lib/jvm`` and ``/opt``.
 
 Unless ``detach=True``, the daemon is watched by a small supervisor process (``_supervisor.py``) that holds
 the read end of a pipe only this process writes to: when this process exits or dies, however it dies, the
@@ -36,6 +37,9 @@ HOME_ENV_NAME = "DEPOT_HOME"
 #: the name pip knows this package by (the import name is ``depot``)
 DISTRIBUTION_NAME = "depot-shm"
 JAR_PATH = os.path.join("depot-cli", "target", "depot.jar")
+#: the daemon's jars inside the installed package (the wheel carries them; a checkout has none)
+BUNDLED_JARS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_jars")
+CLI_MAIN = "dev.depot.cli.Main"
 MIN_JAVA = 25
 DEFAULT_CAPACITY = "1g"
 START_TIMEOUT = 120.0
@@ -119,25 +123,31 @@ def _checkouts():
     return out
 
 
-def find_launcher():
-    """The command that runs the Depot CLI: ``[java, ..., -jar, depot.jar]`` from a checkout, or ``[depot]``
+def _java_command():
+    return [find_java(), "--enable-native-access=ALL-UNNAMED"] + os.environ.get("DEPOT_JAVA_OPTS", "").split()
+
+
+def find_launcher(use_path=True):
+    """The command that runs the Depot CLI: ``[java, ..., -cp, depot/_jars/*, dev.depot.cli.Main]`` from the
+    jars bundled in this package, ``[java, ..., -jar, depot.jar]`` from a checkout, or (``use_path``) ``[depot]``
     on PATH. Raises DaemonStartError naming what is missing and how to get it."""
+    if glob.glob(os.path.join(BUNDLED_JARS, "depot-cli-*.jar")):
+        return _java_command() + ["-cp", os.path.join(BUNDLED_JARS, "*"), CLI_MAIN]
     checkouts = _checkouts()
     unbuilt = None
     for origin, home in checkouts:
         # as bin/depot does, without its build check: a checkout's jar, or a distribution's lib/
         jar = os.path.join(home, JAR_PATH)
-        java_opts = os.environ.get("DEPOT_JAVA_OPTS", "").split()
         if os.path.isfile(jar):
-            return [find_java(), "--enable-native-access=ALL-UNNAMED"] + java_opts + ["-jar", jar]
-        if not os.path.isfile(os.path.join(home, "pom.xml")) and glob.glob(os.path.join(home, "lib", "depot-cli-*.jar")):
-            return ([find_java(), "--enable-native-access=ALL-UNNAMED"] + java_opts
-                    + ["-cp", os.path.join(home, "lib", "*"), "dev.depot.cli.Main"])
+            return _java_command() + ["-jar", jar]
+        distribution = not os.path.isfile(os.path.join(home, "pom.xml"))
+        if distribution and glob.glob(os.path.join(home, "lib", "depot-cli-*.jar")):
+            return _java_command() + ["-cp", os.path.join(home, "lib", "*"), CLI_MAIN]
         if unbuilt is None:
             unbuilt = (origin, home)
         if origin.startswith("$"):
             break  # DEPOT_HOME names the one to use
-    on_path = shutil.which("depot")
+    on_path = shutil.which("depot") if use_path else None
     if on_path and unbuilt is None:
         return [on_path]
     if unbuilt is not None:
@@ -145,6 +155,11 @@ def find_launcher():
         raise DaemonStartError("the Depot launcher %s is not built (%s is %s): run `%s --help` once to build it "
                                "(needs Maven and a JDK 25)" % (os.path.join(home, JAR_PATH), home, origin,
                                                                os.path.join(home, "bin", "depot")))
+    if not use_path:
+        raise DaemonStartError("no Depot jars found: this %s has none in %s (only the wheel that `mvn package` "
+                               "builds, depot-dist/target/*.whl, carries them); install that wheel, or set %s to a "
+                               "Depot checkout (built with `bin/depot --help`) or an unpacked distribution"
+                               % (DISTRIBUTION_NAME, BUNDLED_JARS, HOME_ENV_NAME))
     raise DaemonStartError("no Depot launcher found: set %s to a Depot checkout (built with `bin/depot --help`), "
                            "or put the `depot` command on PATH" % HOME_ENV_NAME)
 

@@ -1,0 +1,142 @@
+"""Builds the self-contained wheel of the Python client: the package ``depot`` from ``python/``, with the
+daemon's jars (depot-cli and its runtime dependencies) inside it at ``depot/_jars/``, as pyspark carries Spark's.
+
+    python3 build_wheel.py --python PYTHON_DIR --jars JARS_DIR --out OUT_DIR
+
+The metadata (name, version, extras, entry points, console scripts) is read from ``python/pyproject.toml``;
+the wheel is ``NAME-VERSION-py3-none-any.whl`` (PEP 427). Offline and reproducible: entries in sorted order,
+each dated ``$SOURCE_DATE_EPOCH`` (default 1980-01-01), files 0644, so the same inputs give the same bytes.
+Needs Python 3.11 or newer (``tomllib``).
+"""
+
+import argparse
+import base64
+import hashlib
+import os
+import re
+import sys
+import time
+import zipfile
+
+try:
+    import tomllib
+except ImportError:  # pragma: no cover - Python < 3.11
+    sys.exit("build_wheel.py needs Python 3.11 or newer (tomllib); run it with a newer python3")
+
+#: where the jars go inside the package; python/depot/daemon.py looks there first
+JARS_DIR = "_jars"
+DEFAULT_EPOCH = 315532800  # 1980-01-01, the earliest date a zip entry can carry
+SKIP = re.compile(r"(^|/)(__pycache__|\.[^/]*)(/|$)|\.py[co]$")
+
+
+def _normalized(name):
+    """The distribution name as a wheel file name spells it (PEP 427, PEP 503)."""
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def _metadata(project, readme):
+    lines = ["Metadata-Version: 2.1", "Name: " + project["name"], "Version: " + project["version"]]
+    if project.get("description"):
+        lines.append("Summary: " + project["description"])
+    if project.get("requires-python"):
+        lines.append("Requires-Python: " + project["requires-python"])
+    lines += ["Requires-Dist: " + d for d in project.get("dependencies", [])]
+    for extra, deps in sorted(project.get("optional-dependencies", {}).items()):
+        lines.append("Provides-Extra: " + extra)
+        lines += ['Requires-Dist: %s ; extra == "%s"' % (d, extra) for d in deps]
+    if readme is not None:
+        lines.append("Description-Content-Type: text/markdown")
+        return "\n".join(lines) + "\n\n" + readme
+    return "\n".join(lines) + "\n"
+
+
+def _entry_points(project):
+    groups = {}
+    if project.get("scripts"):
+        groups["console_scripts"] = project["scripts"]
+    groups.update(project.get("entry-points", {}))
+    out = []
+    for group in sorted(groups):
+        out.append("[%s]" % group)
+        out += ["%s = %s" % (k, v) for k, v in sorted(groups[group].items())]
+        out.append("")
+    return "\n".join(out)
+
+
+def _package_files(python_dir, module):
+    root = os.path.join(python_dir, module)
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            arc = os.path.relpath(path, python_dir).replace(os.sep, "/")
+            if not SKIP.search(arc):
+                yield arc, path
+
+
+def build(python_dir, jars_dir, out_dir):
+    """Writes the wheel into ``out_dir`` and returns its path."""
+    with open(os.path.join(python_dir, "pyproject.toml"), "rb") as f:
+        pyproject = tomllib.load(f)
+    project = pyproject["project"]
+    module = pyproject.get("tool", {}).get("flit", {}).get("module", {}).get("name", project["name"])
+    jars = sorted(j for j in os.listdir(jars_dir) if j.endswith(".jar"))
+    if not any(j.startswith("depot-cli-") for j in jars):
+        raise SystemExit("no depot-cli-*.jar in %s (found %d jars): build depot-cli first" % (jars_dir, len(jars)))
+    if os.path.isdir(os.path.join(python_dir, module, JARS_DIR)):
+        raise SystemExit("%s already has a %s/ folder; remove it: the jars come from %s"
+                         % (os.path.join(python_dir, module), JARS_DIR, jars_dir))
+    readme = None
+    if isinstance(project.get("readme"), str):
+        with open(os.path.join(python_dir, project["readme"]), encoding="utf-8") as f:
+            readme = f.read()
+
+    name = _normalized(project["name"])
+    info = "%s-%s.dist-info" % (name, project["version"])
+    entries = list(_package_files(python_dir, module))
+    entries += [("%s/%s/%s" % (module, JARS_DIR, j), os.path.join(jars_dir, j)) for j in jars]
+    generated = [
+        (info + "/METADATA", _metadata(project, readme).encode("utf-8")),
+        (info + "/WHEEL", b"Wheel-Version: 1.0\nGenerator: depot build_wheel.py\nRoot-Is-Purelib: true\n"
+                          b"Tag: py3-none-any\n"),
+        (info + "/entry_points.txt", _entry_points(project).encode("utf-8")),
+    ]
+    epoch = int(os.environ.get("SOURCE_DATE_EPOCH", DEFAULT_EPOCH))
+    stamp = time.gmtime(max(epoch, DEFAULT_EPOCH))[:6]
+    os.makedirs(out_dir, exist_ok=True)
+    wheel = os.path.join(out_dir, "%s-%s-py3-none-any.whl" % (name, project["version"]))
+    record = []
+    tmp = wheel + ".tmp"
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+        def add(arc, data):
+            entry = zipfile.ZipInfo(arc, stamp)
+            entry.external_attr = 0o644 << 16
+            entry.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(entry, data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            record.append("%s,sha256=%s,%d" % (arc, digest, len(data)))
+
+        for arc, path in entries:
+            with open(path, "rb") as f:
+                add(arc, f.read())
+        for arc, data in generated:
+            add(arc, data)
+        record.append(info + "/RECORD,,")
+        entry = zipfile.ZipInfo(info + "/RECORD", stamp)
+        entry.external_attr = 0o644 << 16
+        z.writestr(entry, ("\n".join(record) + "\n").encode("utf-8"), zipfile.ZIP_DEFLATED)
+    os.replace(tmp, wheel)
+    return wheel
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--python", required=True, help="the folder holding pyproject.toml and the package")
+    p.add_argument("--jars", required=True, help="a folder of the daemon's jars (depot-cli and its dependencies)")
+    p.add_argument("--out", required=True, help="where to write the wheel")
+    args = p.parse_args(argv)
+    print(build(args.python, args.jars, args.out))
+
+
+if __name__ == "__main__":
+    main()
