@@ -42,6 +42,8 @@ class DistributionTest {
             Path jar = home.resolve("lib/" + module + "-" + System.getProperty("depot.version") + ".jar");
             assertTrue(Files.isRegularFile(jar), "missing " + jar);
         }
+        String spark = "spark/depot-spark-" + System.getProperty("depot.version") + ".jar";
+        assertTrue(Files.isRegularFile(home.resolve(spark)), "missing " + spark);
         assertTrue(Files.isRegularFile(home.resolve("python/depot/__init__.py")));
         assertTrue(Files.isRegularFile(home.resolve("python/pyproject.toml")));
         assertFalse(Files.exists(home.resolve("python/tests")), "the Python tests are not shipped");
