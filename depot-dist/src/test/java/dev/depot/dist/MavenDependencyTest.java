@@ -14,14 +14,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Depot as a dependency of another Maven project: the artifacts are installed into a temporary local
- * repository (never ~/.m2), a tiny separate project that depends on {@code dev.depot:depot-client} and
- * {@code dev.depot:depot-server} is built against it, and its test runs the README's Java example, taken from
- * README.md itself. Offline: everything else (plugins, JUnit, the Prometheus jars) is read from ~/.m2 as a
+ * Depot as a dependency of another Maven project: the artifacts are laid out in a temporary local repository
+ * as {@code mvn install} would (never in ~/.m2), the README's consumer {@code pom.xml}, taken from README.md
+ * as it is, is built against it, and its test runs the README's Java example, also taken from README.md. Offline: everything else (plugins, JUnit, the Prometheus jars) is read from ~/.m2 as a
  * read-only file:// mirror, so no network is used and ~/.m2 is not written.
  */
 class MavenDependencyTest {
     private static final Pattern JAVA_BLOCK = Pattern.compile("```java\n(.*?)```", Pattern.DOTALL);
+    private static final Pattern XML_BLOCK = Pattern.compile("```xml\n(.*?)```", Pattern.DOTALL);
     private static final List<String> INSTALLED = List.of("depot-core", "depot-client", "depot-server");
 
     @Test
@@ -35,7 +35,13 @@ class MavenDependencyTest {
                 root.resolve(module).resolve("target").resolve(module + "-" + version + ".jar"));
         }
         Path project = work.resolve("example");
-        writeProject(project, version, readmeExample(root.resolve("README.md")));
+        String pom = readmePom(root.resolve("README.md"));
+        for (String artifact : List.of("depot-client", "depot-server")) {
+            assertTrue(pom.contains("<artifactId>" + artifact + "</artifactId>\n      <version>" + version + "</version>"),
+                "the README's pom.xml names " + artifact + " " + version + ", the version built:\n" + pom);
+        }
+        assertTrue(pom.contains("<argLine>--enable-native-access=ALL-UNNAMED</argLine>"), pom);
+        writeProject(project, pom, readmeExample(root.resolve("README.md")));
         Path settings = Files.writeString(work.resolve("settings.xml"), """
             <settings>
               <mirrors>
@@ -49,9 +55,10 @@ class MavenDependencyTest {
             """.formatted(Path.of(System.getProperty("user.home"), ".m2", "repository").toUri()));
         Path store = Path.of("/dev/shm", "depot-test-" + UUID.randomUUID());
         try {
-            Processes.Finished build = Processes.run(project, env -> env.put("JAVA_HOME", System.getProperty("java.home")),
-                300, List.of("mvn", "-B", "-q", "-s", settings.toString(), "-Dmaven.repo.local=" + repo,
-                    "-Ddepot.dir=" + store, "verify"));
+            Processes.Finished build = Processes.run(project, env -> {
+                env.put("JAVA_HOME", System.getProperty("java.home"));
+                env.put("DEPOT_DIR", store.toString());
+            }, 300, List.of("mvn", "-B", "-q", "-s", settings.toString(), "-Dmaven.repo.local=" + repo, "verify"));
             assertEquals(0, build.status(), build::toString);
             Path report = project.resolve("target/surefire-reports/example.ReadmeExampleTest.txt");
             assertTrue(Files.readString(report).contains("Tests run: 1, Failures: 0, Errors: 0"), Files.readString(report));
@@ -78,55 +85,21 @@ class MavenDependencyTest {
         return m.group(1);
     }
 
-    private static void writeProject(Path project, String version, String example) throws Exception {
+    /** The README's consumer pom.xml: the ```xml block that depends on depot-client. */
+    private static String readmePom(Path readme) throws Exception {
+        Matcher m = XML_BLOCK.matcher(Files.readString(readme));
+        while (m.find()) {
+            if (m.group(1).contains("<artifactId>depot-client</artifactId>")) {
+                return m.group(1);
+            }
+        }
+        throw new AssertionError("no ```xml block with a depot-client dependency in " + readme);
+    }
+
+    private static void writeProject(Path project, String pom, String example) throws Exception {
         Path test = project.resolve("src/test/java/example");
         Files.createDirectories(test);
-        Files.writeString(project.resolve("pom.xml"), """
-            <project xmlns="http://maven.apache.org/POM/4.0.0">
-              <modelVersion>4.0.0</modelVersion>
-              <groupId>example</groupId>
-              <artifactId>uses-depot</artifactId>
-              <version>1</version>
-              <properties>
-                <maven.compiler.release>25</maven.compiler.release>
-                <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
-              </properties>
-              <dependencies>
-                <dependency>
-                  <groupId>dev.depot</groupId>
-                  <artifactId>depot-client</artifactId>
-                  <version>%1$s</version>
-                </dependency>
-                <dependency>
-                  <!-- DepotServer.embedded, as in the README -->
-                  <groupId>dev.depot</groupId>
-                  <artifactId>depot-server</artifactId>
-                  <version>%1$s</version>
-                </dependency>
-                <dependency>
-                  <groupId>org.junit.jupiter</groupId>
-                  <artifactId>junit-jupiter</artifactId>
-                  <version>%2$s</version>
-                  <scope>test</scope>
-                </dependency>
-              </dependencies>
-              <build>
-                <plugins>
-                  <plugin><artifactId>maven-resources-plugin</artifactId><version>3.3.1</version></plugin>
-                  <plugin><artifactId>maven-compiler-plugin</artifactId><version>3.14.0</version></plugin>
-                  <plugin><artifactId>maven-jar-plugin</artifactId><version>3.4.2</version></plugin>
-                  <plugin>
-                    <artifactId>maven-surefire-plugin</artifactId>
-                    <version>3.5.4</version>
-                    <configuration>
-                      <argLine>--enable-native-access=ALL-UNNAMED</argLine>
-                      <systemPropertyVariables><depot.dir>${depot.dir}</depot.dir></systemPropertyVariables>
-                    </configuration>
-                  </plugin>
-                </plugins>
-              </build>
-            </project>
-            """.formatted(version, System.getProperty("junit.version", "5.14.1")));
+        Files.writeString(project.resolve("pom.xml"), pom);
         Files.writeString(test.resolve("ReadmeExampleTest.java"), """
             package example;
 
@@ -143,7 +116,7 @@ class MavenDependencyTest {
             class ReadmeExampleTest {
                 @Test
                 void readmeExampleRuns() {
-                    Path dir = Path.of(System.getProperty("depot.dir"));
+                    Path dir = Path.of(System.getenv("DEPOT_DIR"));
             %s
                     if (DepotServer.liveDaemonPid(dir) != 0) {
                         throw new AssertionError("the embedded daemon still runs");
