@@ -48,7 +48,8 @@ def test_wheel_should_hold_the_package_the_jars_and_a_record_of_every_file(jars,
         for name, digest, size in record:
             if name != info + "RECORD":
                 data = z.read(name)
-                assert digest == "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+                expected = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+                assert digest == "sha256=" + expected
                 assert int(size) == len(data)
 
 
