@@ -16,7 +16,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Depot as a dependency of another Maven project: the artifacts are laid out in a temporary local repository
  * as {@code mvn install} would (never in ~/.m2), the README's consumer {@code pom.xml}, taken from README.md
- * as it is, is built against it, and its test runs the README's Java example, also taken from README.md. Offline: everything else (plugins, JUnit, the Prometheus jars) is read from ~/.m2 as a
+ * as it is, is built against it, and its test runs the README's Java example, also taken from README.md.
+ * Offline: everything else (plugins, JUnit, the Prometheus jars) is read from ~/.m2 as a
  * read-only file:// mirror, so no network is used and ~/.m2 is not written.
  */
 class MavenDependencyTest {
@@ -37,7 +38,8 @@ class MavenDependencyTest {
         Path project = work.resolve("example");
         String pom = readmePom(root.resolve("README.md"));
         for (String artifact : List.of("depot-client", "depot-server")) {
-            assertTrue(pom.contains("<artifactId>" + artifact + "</artifactId>\n      <version>" + version + "</version>"),
+            String dependency = "<artifactId>" + artifact + "</artifactId>\n      <version>" + version + "</version>";
+            assertTrue(pom.contains(dependency),
                 "the README's pom.xml names " + artifact + " " + version + ", the version built:\n" + pom);
         }
         assertTrue(pom.contains("<argLine>--enable-native-access=ALL-UNNAMED</argLine>"), pom);

@@ -53,8 +53,8 @@ class SparkBundleTest {
             List<String> names = jar.stream().map(e -> e.getName()).toList();
             assertTrue(names.contains("dev/depot/spark/DepotPlugin.class"), "no DepotPlugin in " + bundle);
             assertTrue(names.contains("dev/depot/server/DaemonMain.class"), "no DaemonMain in " + bundle);
-            assertFalse(names.stream().anyMatch(n -> n.startsWith("org/apache/spark/") || n.startsWith("org/apache/arrow/")
-                || n.startsWith("scala/")), "Spark's and Arrow's classes come with Spark, not in " + bundle);
+            assertFalse(names.stream().anyMatch(n -> n.startsWith("org/apache/spark/")
+                || n.startsWith("org/apache/arrow/") || n.startsWith("scala/")), "Spark's and Arrow's classes come with Spark, not in " + bundle);
         }
         String spark = sparkClassPath();
         String bin = System.getProperty("java.home") + "/bin/";
@@ -70,10 +70,16 @@ class SparkBundleTest {
             app.toString(), "-C", classes.toString(), "."));
         assertEquals(0, jar.status(), jar::toString);
 
+        // Spark's flags on Java 25, as the bundle's SparkJavaOptions gives them to launchers
+        Processes.Finished options = Processes.run(work, env -> { }, 60, List.of(bin + "java", "-cp", bundle.toString(),
+            "dev.depot.spark.SparkJavaOptions"));
+        assertEquals(0, options.status(), options::toString);
+        assertTrue(options.output().contains("--enable-native-access=ALL-UNNAMED"), options::toString);
+
         Path root = Path.of("/dev/shm", "depot-test-" + UUID.randomUUID());
         Path store = root.resolve("store");  // the plugin's daemon logs beside the store: in root too
         List<String> cmd = new ArrayList<>(List.of(bin + "java"));
-        cmd.addAll(Arrays.asList(System.getProperty("depot.spark.javaOptions").split(" ")));
+        cmd.addAll(Arrays.asList(options.output().strip().split("\\s+")));
         cmd.addAll(List.of("-Xmx1g", "-cp", spark, "org.apache.spark.deploy.SparkSubmit",
             "--master", "local[2]", "--jars", bundle.toString(),
             "--conf", "spark.ui.enabled=false", "--conf", "spark.driver.host=localhost",

@@ -64,7 +64,8 @@ class WheelTest {
             jars = s.findFirst().orElseThrow().resolve("site-packages/depot/_jars");
         }
         for (String module : List.of("depot-core", "depot-client", "depot-server", "depot-cli")) {
-            assertTrue(Files.isRegularFile(jars.resolve(module + "-" + VERSION + ".jar")), "no " + module + " in " + jars);
+            Path jar = jars.resolve(module + "-" + VERSION + ".jar");
+            assertTrue(Files.isRegularFile(jar), "no " + jar);
         }
         try (Stream<Path> s = Files.list(jars)) {
             assertFalse(s.anyMatch(j -> j.getFileName().toString().startsWith("jmh-")), "JMH is not shipped");
