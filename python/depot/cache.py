@@ -13,10 +13,11 @@ import functools
 import hashlib
 import os
 import time
+import warnings
 from timeit import default_timer
 
 from .client import default_directory
-from .errors import ObjectExistsError, ObjectMissingError
+from .errors import DepotError, ObjectExistsError, ObjectMissingError
 from .ids import ObjectId
 
 __all__ = ["SharedCache", "memoize"]
@@ -219,7 +220,9 @@ def memoize(limit_bytes, dir=None, namespace=None, halflife=HALFLIFE_DEFAULT):
     """Caches a function's results in Depot for every process on the node.
 
     The key is the function's qualified name and a Dask token of its arguments. Two processes calling it with the
-    same arguments at once compute once: the second waits for the first's result.
+    same arguments at once compute once: the second waits for the first's result. A result the store cannot
+    take (larger than the store, or the store full of pinned objects) is returned uncached, with a
+    ``RuntimeWarning`` that says why.
 
     Examples
     --------
@@ -245,7 +248,11 @@ def memoize(limit_bytes, dir=None, namespace=None, halflife=HALFLIFE_DEFAULT):
             except BaseException:
                 cache.release(got)
                 raise
-            cache.put(key, value, cost, claim=got)
+            try:
+                cache.put(key, value, cost, claim=got)
+            except DepotError as e:  # the store cannot take it (larger than the store, say): not cached
+                warnings.warn("depot.cache.memoize returns %s's result uncached: %s" % (fn.__qualname__, e),
+                              RuntimeWarning, stacklevel=2)
             return value
 
         wrapper.cache = cache
