@@ -66,8 +66,21 @@ def await_published(client, value):
             except PermissionError:
                 pass
     if isinstance(obj, PublishFailed):
+        if getattr(obj, "store_full", None) is not None:
+            from depot.errors import StoreFullError
+            raise StoreFullError(
+                "store full: depot.dask worker %d could not store %s, %s, in the store at %s: %s. Give the store "
+                "more room (a larger --capacity for `depot serve`, or Scheduler(capacity=...) when the scheduler "
+                "starts the store), or split the work into smaller chunks"
+                % (value.holder, obj.text, _size_text(value.nbytes), client.directory, obj.store_full))
         raise InputLostError("depot.dask worker %d could not store %r:\n%s" % (value.holder, value, obj.text))
     return obj
+
+
+def _size_text(nbytes):
+    if nbytes >= 1 << 20:
+        return "%.1f MiB" % (nbytes / (1 << 20))
+    return "%d bytes" % nbytes
 
 
 class _WorkerState:
@@ -83,6 +96,8 @@ class _WorkerState:
         self.batch_oids = {}
         #: results this worker computed and keeps: raw id -> object (or, once published, its view in Depot)
         self.held = {}
+        #: the task key of each held result: raw id -> key (for the messages of a publish that fails)
+        self.held_keys = {}
 
     def resolve(self, value):
         if isinstance(value, Held):
@@ -124,6 +139,7 @@ class _WorkerState:
             # pickling it (~0.1 ms a result here)
             raw = bytes(oid)
             self.held[raw] = result
+            self.held_keys[raw] = key
             return Held(raw, nbytes, self.pid)
         try:
             buffers = []
@@ -137,13 +153,14 @@ class _WorkerState:
         if nbytes >= self.inline_bytes and plain:
             raw = bytes(oid)
             self.held[raw] = result
+            self.held_keys[raw] = key
             return Held(raw, nbytes, self.pid)
         return Inline(stream, [r.tobytes() for r in raws])
 
     def publish(self, raws):
         """Stores the held results ``raws`` in Depot (from the reader thread); each then stays held as its view in
         Depot, so that the private copy goes."""
-        from depot.errors import ObjectExistsError
+        from depot.errors import ObjectExistsError, StoreFullError
         for raw in raws:
             obj = self.held.get(raw)
             oid = ObjectId(raw)
@@ -153,6 +170,13 @@ class _WorkerState:
             try:
                 put_object(self.client, oid, obj)
             except ObjectExistsError:
+                continue
+            except StoreFullError as e:
+                what = "the result of task %r (object %s)" % (self.held_keys.get(raw), oid.hex()[:12])
+                try:
+                    put_object(self.client, oid, PublishFailed(what, store_full=str(e)))
+                except Exception:
+                    pass
                 continue
             except Exception:
                 try:
@@ -170,10 +194,12 @@ class _WorkerState:
     def drop(self, raws):
         for raw in raws:
             self.held.pop(raw, None)
+            self.held_keys.pop(raw, None)
 
     def drop_prefix(self, prefix):
         for raw in [r for r in self.held if r.startswith(prefix)]:
             self.held.pop(raw, None)
+            self.held_keys.pop(raw, None)
 
     def finish_batch(self):
         # the inputs' arrays become garbage, and their pins go with them (releases never cross the socket)
