@@ -21,9 +21,11 @@ import warnings
 from timeit import default_timer
 
 from ._process import identity, state_of
+from ._task_context import client_for
 from .client import default_directory
 from .errors import DepotError, ObjectExistsError, ObjectMissingError
 from .ids import ObjectId
+from .pickling import object_size
 
 __all__ = ["Claim", "SharedCache", "memoize"]
 
@@ -36,11 +38,6 @@ HALFLIFE_DEFAULT = 600.0
 WAIT_SLICE = 0.05
 #: seconds a caller waits for another process's claim before it looks whether that process still runs
 CLAIM_TIMEOUT_DEFAULT = 30.0
-
-
-def _objects():
-    from .dask import _objects
-    return _objects
 
 
 class SharedCache:
@@ -73,16 +70,15 @@ class SharedCache:
         self.namespace = namespace
         self.halflife = float(halflife)
         self._ns = hashlib.sha256(namespace.encode("utf-8")).digest()[:NAMESPACE_LENGTH]
-        self._client = None
         self._added_since_check = 0
         self.hits = 0
         self.misses = 0
 
     @property
     def client(self):
-        if self._client is None or self._client.closed:
-            self._client = _objects().shared_client(self.directory)
-        return self._client
+        """The client of the store: the running task's when a Depot scheduler runs this process's task on it,
+        else this process's shared client (``depot._task_context.client_for``)."""
+        return client_for(self.directory)
 
     # ---- ids --------------------------------------------------------------------------------------------
 
@@ -104,7 +100,7 @@ class SharedCache:
 
     def _load(self, oid, timeout=0):
         try:
-            entry = _objects().get_object(self.client, oid, timeout=timeout)
+            entry = self.client.get_object(oid, timeout=timeout)
         except ObjectMissingError:
             return False, None
         if not (isinstance(entry, tuple) and len(entry) == 4 and entry[0] == ENTRY_MAGIC):
@@ -140,10 +136,9 @@ class SharedCache:
 
     def _put_owner(self, oid):
         """Records this process as the holder of a claim (a record a claimant that died left is replaced)."""
-        objects = _objects()
         for _ in range(2):
             try:
-                objects.put_object(self.client, oid, identity())
+                self.client.put_object(oid, identity())
                 return
             except ObjectExistsError:
                 self.client.delete(oid)
@@ -154,7 +149,7 @@ class SharedCache:
         """``(pid, state)`` of the process holding ``key``'s claim of ``generation``, state being ``"running"``,
         ``"stopped"`` or ``"gone"``; ``(None, "unknown")`` when no record names it."""
         try:
-            who = _objects().get_object(self.client, self.owner_id(key, generation), timeout=0)
+            who = self.client.get_object(self.owner_id(key, generation), timeout=0)
         except DepotError:
             return None, "unknown"
         if not isinstance(who, int) or who <= 0:
@@ -210,14 +205,11 @@ class SharedCache:
         """Keeps ``value`` if it fits within the limit (``cost``: the seconds it took to compute), then gives up
         ``claim``. Returns True when stored."""
         try:
-            objects = _objects()
-            stream, buffers = objects.buffers_of(value)
-            nbytes = len(stream) + sum(b.raw().nbytes for b in buffers)
-            del stream, buffers
+            nbytes = object_size(value)
             if nbytes > self.limit_bytes:
                 return False
             try:
-                objects.put_object(self.client, self.value_id(key), (ENTRY_MAGIC, float(cost), nbytes, value))
+                self.client.put_object(self.value_id(key), (ENTRY_MAGIC, float(cost), nbytes, value))
             except ObjectExistsError:
                 return False
             self._added_since_check += nbytes

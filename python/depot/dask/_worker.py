@@ -30,6 +30,7 @@ import time
 import traceback
 
 from ._objects import buffers_of, get_object, put_object
+from depot._task_context import TaskContext, running
 from depot.ids import ObjectId
 
 from ._functions import FunctionTable
@@ -191,6 +192,22 @@ class _WorkerState:
             if self.held.get(raw) is obj:
                 self.held[raw] = view
 
+    def adopt(self, oid, nbytes):
+        """A result of ``nbytes`` the running task stored in Depot itself under ``oid`` (an id of the running
+        compute), as the task is to return it: the worker passes its id on, as for a task that returns a stored
+        input, and the compute owns it (``TaskContext.adopt``)."""
+        value = get_object(self.client, oid, timeout=0)
+        self.loaded[oid] = value
+        self.resolved[id(value)] = (value, Stored(oid, nbytes))
+        return value
+
+    def task_context(self, oids):
+        """The ``TaskContext`` of a batch whose results get the ids ``oids`` (key -> id): this worker's client,
+        and the prefix of the batch's compute."""
+        from ._pool import PREFIX_LENGTH
+        prefix = bytes(next(iter(oids.values())))[:PREFIX_LENGTH] if oids else b""
+        return TaskContext(self.client, prefix, adopt=self.adopt)
+
     def drop(self, raws):
         for raw in raws:
             self.held.pop(raw, None)
@@ -294,17 +311,8 @@ def _run(state, fn, args, oids, seconds):
     scores results by it)."""
     from dask.local import batch_execute_tasks
     state.batch_oids = oids
-    timed = []
-    if fn is batch_execute_tasks:
-        for a in args:  # one at a time, as batch_execute_tasks runs them, to time each
-            started = time.perf_counter()
-            (key, res_info, failed), = fn([a])
-            timed.append((key, res_info, failed, time.perf_counter() - started))
-    else:
-        started = time.perf_counter()
-        done = fn(args)
-        share = (time.perf_counter() - started) / max(1, len(done))
-        timed = [(key, res_info, failed, share) for key, res_info, failed in done]
+    with running(state.task_context(oids)):
+        timed = _timed(fn, args, batch_execute_tasks)
     out = []
     for key, res_info, failed, took in timed:
         seconds[key] = took
@@ -319,6 +327,22 @@ def _run(state, fn, args, oids, seconds):
             res_info = (exc, "task %r failed in depot.dask worker %d:\n%s" % (key, os.getpid(), text))
         out.append((key, res_info, failed))
     return out
+
+
+def _timed(fn, args, batch_execute_tasks):
+    """``[(key, res_info, failed, seconds)]`` of a batch, each task's own run time measured."""
+    timed = []
+    if fn is batch_execute_tasks:
+        for a in args:  # one at a time, as batch_execute_tasks runs them, to time each
+            started = time.perf_counter()
+            (key, res_info, failed), = fn([a])
+            timed.append((key, res_info, failed, time.perf_counter() - started))
+    else:
+        started = time.perf_counter()
+        done = fn(args)
+        share = (time.perf_counter() - started) / max(1, len(done))
+        timed = [(key, res_info, failed, share) for key, res_info, failed in done]
+    return timed
 
 
 def _continue(state, chain, seconds):
