@@ -31,9 +31,11 @@ class TaskContext:
         objects go by it), the worker's writer prefix in a depot.dask.distributed worker (pid and start time:
         a dead worker's objects go by it).
     adopt : callable, optional
-        ``adopt(oid, nbytes) -> value``: hands over a result of ``nbytes`` that the task stored in Depot itself
-        under ``oid`` (an id starting with ``id_prefix``); the task returns the value, and the scheduler passes
-        the id on instead of storing a copy. None where results are not passed by id (depot.dask.distributed).
+        ``adopt(oid, nbytes, owned=True) -> value``: the object of ``nbytes`` in Depot under ``oid``, read for
+        the task; when the task returns it, the scheduler passes the id on instead of storing a copy. ``owned``:
+        a result the task stored itself (under an id starting with ``id_prefix``), which the scheduler deletes
+        when no task needs it; else an object of someone else's (``depot.dask.share``). None where results are
+        not passed by id (depot.dask.distributed).
     keep_private : callable, optional
         ``keep_private(value)``: the worker keeps the task's result ``value`` in its own memory until a peer
         asks for it (depot.dask.distributed); None elsewhere.

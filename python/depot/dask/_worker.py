@@ -192,14 +192,12 @@ class _WorkerState:
             if self.held.get(raw) is obj:
                 self.held[raw] = view
 
-    def adopt(self, oid, nbytes):
-        """A result of ``nbytes`` the running task stored in Depot itself under ``oid`` (an id of the running
-        compute), as the task is to return it: the worker passes its id on, as for a task that returns a stored
-        input, and the compute owns it (``TaskContext.adopt``)."""
-        value = get_object(self.client, oid, timeout=0)
-        self.loaded[oid] = value
-        self.resolved[id(value)] = (value, Stored(oid, nbytes))
-        return value
+    def adopt(self, oid, nbytes, owned=True):
+        """The object of ``nbytes`` in Depot under ``oid``, read for the running task, which may return it: the
+        worker then passes its id on, as for a task that returns a stored input (``TaskContext.adopt``). The
+        compute deletes it when no task needs it any more if ``owned`` (a result the task stored itself, under
+        an id of the running compute), never otherwise (a ``share``d object)."""
+        return self.resolve(Stored(oid, nbytes, owned))
 
     def task_context(self, oids):
         """The ``TaskContext`` of a batch whose results get the ids ``oids`` (key -> id): this worker's client,
