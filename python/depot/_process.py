@@ -27,6 +27,25 @@ def start_ticks(pid):
     return int(fields[19])
 
 
+def state_of(identity):
+    """What became of the process whose packed identity is ``identity``: ``"running"`` (or sleeping: any live
+    state but stopped), ``"stopped"`` (by a signal such as SIGSTOP, or by a debugger) or ``"gone"`` (exited, a
+    zombie, or its pid now names another process)."""
+    pid = identity >> 32
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            stat = f.read()
+    except OSError:
+        return "gone"
+    close = stat.rfind(b")")
+    fields = stat[close + 2:].split(b" ")
+    if close < 0 or len(fields) < 20 or fields[0] in (b"Z", b"X", b"x"):
+        return "gone"
+    if int(fields[19]) & 0xFFFFFFFF != identity & 0xFFFFFFFF:
+        return "gone"
+    return "stopped" if fields[0] in (b"T", b"t") else "running"
+
+
 def identity_of(pid):
     """The packed identity of ``pid``, or 0 when there is no such process."""
     ticks = start_ticks(pid)

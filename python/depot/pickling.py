@@ -32,8 +32,8 @@ import struct
 
 from .errors import DepotError
 
-__all__ = ["ObjectFormatError", "get_object", "is_object_metadata", "put_object", "read_layout", "Layout",
-           "INLINE_LIMIT", "MAGIC"]
+__all__ = ["ObjectFormatError", "get_object", "is_object_metadata", "object_size", "put_object", "read_layout",
+           "Layout", "INLINE_LIMIT", "MAGIC"]
 
 MAGIC = b"DPK1"
 HEADER = struct.Struct("<4sIQQ")
@@ -107,11 +107,8 @@ class _Collector:
         return index
 
 
-def put_object(client, oid, obj, metadata=b"", evict=True, keep=False, timeout=0):
-    """Stores ``obj`` (anything picklable) as object ``oid``; see the module's docstring for what is
-    zero-copy; ``evict``, ``keep`` and ``timeout`` as for ``Client.create``. Raises whatever pickling raises
-    for an object that cannot be pickled, before creating anything."""
-    collected = _Collector(obj)
+def _plan(collected):
+    """``(stream offset, [(offset, length, kind)] of the buffers, data size)`` of a collected object."""
     buffers = collected.buffers
     if len(buffers) > MAX_BUFFERS:
         raise ValueError("object has %d out-of-band buffers; at most %d" % (len(buffers), MAX_BUFFERS))
@@ -122,6 +119,22 @@ def put_object(client, oid, obj, metadata=b"", evict=True, keep=False, timeout=0
         start = _align(end)
         table.append((start, raw.nbytes, kind))
         end = start + raw.nbytes
+    return stream_offset, table, end
+
+
+def object_size(obj):
+    """The data size in bytes of the object ``put_object`` would store for ``obj`` (pickles it, copies no
+    large buffer)."""
+    return _plan(_Collector(obj))[2]
+
+
+def put_object(client, oid, obj, metadata=b"", evict=True, keep=False, timeout=0):
+    """Stores ``obj`` (anything picklable) as object ``oid``; see the module's docstring for what is
+    zero-copy; ``evict``, ``keep`` and ``timeout`` as for ``Client.create``. Raises whatever pickling raises
+    for an object that cannot be pickled, before creating anything."""
+    collected = _Collector(obj)
+    buffers = collected.buffers
+    stream_offset, table, end = _plan(collected)
     with client.create(oid, end, MAGIC + bytes(metadata), evict, keep, timeout) as writer:
         data = writer.data
         HEADER.pack_into(data, 0, MAGIC, len(buffers), stream_offset, len(collected.stream))

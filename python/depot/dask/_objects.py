@@ -1,11 +1,9 @@
 """Python objects in Depot, for depot.dask: ``client.put_object`` / ``client.get_object`` (pickle protocol 5,
 out-of-band buffers zero-copy), and the process-wide clients that depot.dask hands out objects from."""
 
-import atexit
 import pickle
-import threading
 
-import depot
+from .. import _shared_clients
 
 # ---- put / get -------------------------------------------------------------------------------------------
 
@@ -37,44 +35,6 @@ def buffers_of(obj):
 
 # ---- process-wide clients ---------------------------------------------------------------------------------
 
-_clients = {}
-_clients_lock = threading.Lock()
-
-
-def shared_client(directory, start=False, capacity=None):
-    """This process's client of the store in ``directory`` (made on first use, closed at exit). Objects handed
-    to the caller come from it, so they stay valid after a Scheduler closes. With ``start`` the store is
-    started when no daemon serves it (``depot.connect(dir, start=True)``)."""
-    import os
-    key = os.path.abspath(directory)
-    with _clients_lock:
-        c = _clients.get(key)
-        if c is None or c.closed:
-            c = _connect(key, start, capacity)
-            _clients[key] = c
-        return c
-
-
-def _connect(directory, start, capacity):
-    import inspect
-    try:
-        takes_start = "start" in inspect.signature(depot.connect).parameters
-    except (TypeError, ValueError):
-        takes_start = False
-    if start and takes_start:
-        kwargs = {"start": True}
-        if capacity is not None:
-            kwargs["capacity"] = capacity
-        return depot.connect(directory, **kwargs)
-    return depot.connect(directory)
-
-
-@atexit.register
-def _close_clients():
-    with _clients_lock:
-        for c in _clients.values():
-            try:
-                c.close()
-            except Exception:
-                pass
-        _clients.clear()
+#: this process's client of a store (made on first use, closed at exit): objects handed to the caller come from
+#: it, so they stay valid after a Scheduler closes
+shared_client = _shared_clients.shared_client

@@ -75,7 +75,10 @@ class Held:
 
 class PublishFailed:
     """Stored under a ``Held`` result's id in place of the result when its holder could not store it (it is not
-    picklable by plain pickle, say): whoever waits for it gets the holder's traceback instead of waiting forever."""
+    picklable by plain pickle, say): whoever waits for it gets the holder's traceback instead of waiting forever.
+    ``store_full`` is the message of the holder's ``StoreFullError`` when the store had no room for it, else
+    None."""
 
-    def __init__(self, text):
+    def __init__(self, text, store_full=None):
         self.text = text
+        self.store_full = store_full

@@ -28,14 +28,13 @@ then a hash), so objects left by a map whose process died are swept like other d
 import hashlib
 import os
 import struct
-import sys
 import weakref
 
 import numpy as np
 
-from .. import _process
+from .. import _task_context
 from ..ids import ID_LENGTH, ObjectId
-from ._ids import RESULT_ID_LAYOUT, RESULT_ID_MAGIC
+from ._ids import writer_prefix
 
 __all__ = ["MapOutput", "ShuffleSpec", "map_partition", "reduce_partition"]
 
@@ -96,30 +95,13 @@ class MapOutput:
 
 
 def _client(directory):
-    """The client of the process running the task (a depot.dask worker's, a depot.dask.distributed worker's,
-    else this process's client of ``directory``) and the prefix of the ids of the slices it writes."""
-    from . import _worker
-    state = _worker._state
-    if state is not None:
-        # a depot.dask worker: the ids of the compute running (the scheduler deletes them all if it fails)
-        from ._pool import PREFIX_LENGTH
-        oid = next(iter(state.batch_oids.values()))
-        return state.client, bytes(oid)[:PREFIX_LENGTH], False
-    identity = _process.identity()
-    prefix = RESULT_ID_LAYOUT.pack(RESULT_ID_MAGIC, identity >> 32, identity & 0xFFFFFFFF, b"")[:12]
-    distributed = sys.modules.get("distributed")
-    if distributed is not None:
-        try:
-            worker = distributed.get_worker()
-        except ValueError:
-            worker = None
-        client = getattr(worker, "depot_client", None)
-        if client is not None:
-            # the worker's mapping deletes what is left when the key is gone from every worker (not when the
-            # Active Memory Manager drops this worker's copy while another worker's reducers still need it)
-            return client, prefix, False
-    from ._objects import shared_client
-    return shared_client(directory), prefix, True
+    """The client of the task running now (its scheduler's ``TaskContext``, else this process's client of
+    ``directory``), the prefix of the ids of the slices it writes, and whether the map's ``MapOutput`` is to own
+    its slices (outside Depot's schedulers, which delete what a task leaves by the prefix)."""
+    context = _task_context.current()
+    if context is not None:
+        return context.client, context.id_prefix, False
+    return _task_context.client_for(directory), writer_prefix(), True
 
 
 # ---- which partition each row goes to ---------------------------------------------------------------------
@@ -328,9 +310,9 @@ def reduce_partition(spec, partition, *outputs):
             if v is not None:
                 v.release()
                 _delete(client, v.id)
-    data = _distributed_data(client)
-    if data is not None:
-        data.keep_private(result)
+    context = _task_context.current()
+    if context is not None and context.keep_private is not None:
+        context.keep_private(result)
     return result
 
 
@@ -361,49 +343,16 @@ def _concat_raw(spec, parts, views, client, prefix):
                     o.index_range if decode else None)
             at += rows
 
-    sink = _result_sink(client)
-    if sink is not None:
+    context = _task_context.current()
+    if context is not None and context.adopt is not None:
         oid = ObjectId(prefix + os.urandom(ID_LENGTH - len(prefix)))
         frame = _frame_of(spec, [np.empty(total, _output_dtype(s)) for s in schema], total)  # pages untouched
         if _store_frame(client, oid, frame, fill, spec.ignore_index):
-            return sink(oid)
+            return context.adopt(oid, sum(a.nbytes for a in _arrays_of(frame)))
     arrays = [np.empty(total, dtype=_output_dtype(s)) for s in schema]
     for j, out in enumerate(arrays):
         fill(j, out)
     return _frame_of(spec, arrays, total)
-
-
-def _result_sink(client):
-    """How a reducer hands over a result it stored itself, in a depot.dask worker; None elsewhere."""
-    from . import _worker
-    state = _worker._state
-    if state is None:
-        return None
-
-    def to_scheduler(oid):
-        # the worker passes the id on (as for a task that returns a stored input), the compute owns it
-        from ._refs import Stored
-        frame = state.client.get_object(oid, timeout=0)
-        stored = Stored(oid, sum(a.nbytes for a in _arrays_of(frame)))
-        state.loaded[oid] = frame
-        state.resolved[id(frame)] = (frame, stored)
-        return frame
-    return to_scheduler
-
-
-def _distributed_data(client):
-    """The ``DepotData`` mapping of the depot.dask.distributed worker running this task on ``client``'s store,
-    else None."""
-    distributed = sys.modules.get("distributed")
-    if distributed is None:
-        return None
-    try:
-        worker = distributed.get_worker()
-    except ValueError:
-        return None
-    from .distributed.data import DepotData
-    data = getattr(worker, "data", None)
-    return data if isinstance(data, DepotData) and data.client is client else None
 
 
 def _arrays_of(frame):

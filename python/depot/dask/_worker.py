@@ -30,6 +30,7 @@ import time
 import traceback
 
 from ._objects import buffers_of, get_object, put_object
+from depot._task_context import TaskContext, running
 from depot.ids import ObjectId
 
 from ._functions import FunctionTable
@@ -66,8 +67,21 @@ def await_published(client, value):
             except PermissionError:
                 pass
     if isinstance(obj, PublishFailed):
+        if getattr(obj, "store_full", None) is not None:
+            from depot.errors import StoreFullError
+            raise StoreFullError(
+                "store full: depot.dask worker %d could not store %s, %s, in the store at %s: %s. Give the store "
+                "more room (a larger --capacity for `depot serve`, or Scheduler(capacity=...) when the scheduler "
+                "starts the store), or split the work into smaller chunks"
+                % (value.holder, obj.text, _size_text(value.nbytes), client.directory, obj.store_full))
         raise InputLostError("depot.dask worker %d could not store %r:\n%s" % (value.holder, value, obj.text))
     return obj
+
+
+def _size_text(nbytes):
+    if nbytes >= 1 << 20:
+        return "%.1f MiB" % (nbytes / (1 << 20))
+    return "%d bytes" % nbytes
 
 
 class _WorkerState:
@@ -83,6 +97,8 @@ class _WorkerState:
         self.batch_oids = {}
         #: results this worker computed and keeps: raw id -> object (or, once published, its view in Depot)
         self.held = {}
+        #: the task key of each held result: raw id -> key (for the messages of a publish that fails)
+        self.held_keys = {}
 
     def resolve(self, value):
         if isinstance(value, Held):
@@ -124,6 +140,7 @@ class _WorkerState:
             # pickling it (~0.1 ms a result here)
             raw = bytes(oid)
             self.held[raw] = result
+            self.held_keys[raw] = key
             return Held(raw, nbytes, self.pid)
         try:
             buffers = []
@@ -137,13 +154,14 @@ class _WorkerState:
         if nbytes >= self.inline_bytes and plain:
             raw = bytes(oid)
             self.held[raw] = result
+            self.held_keys[raw] = key
             return Held(raw, nbytes, self.pid)
         return Inline(stream, [r.tobytes() for r in raws])
 
     def publish(self, raws):
         """Stores the held results ``raws`` in Depot (from the reader thread); each then stays held as its view in
         Depot, so that the private copy goes."""
-        from depot.errors import ObjectExistsError
+        from depot.errors import ObjectExistsError, StoreFullError
         for raw in raws:
             obj = self.held.get(raw)
             oid = ObjectId(raw)
@@ -153,6 +171,13 @@ class _WorkerState:
             try:
                 put_object(self.client, oid, obj)
             except ObjectExistsError:
+                continue
+            except StoreFullError as e:
+                what = "the result of task %r (object %s)" % (self.held_keys.get(raw), oid.hex()[:12])
+                try:
+                    put_object(self.client, oid, PublishFailed(what, store_full=str(e)))
+                except Exception:
+                    pass
                 continue
             except Exception:
                 try:
@@ -167,13 +192,29 @@ class _WorkerState:
             if self.held.get(raw) is obj:
                 self.held[raw] = view
 
+    def adopt(self, oid, nbytes, owned=True):
+        """The object of ``nbytes`` in Depot under ``oid``, read for the running task, which may return it: the
+        worker then passes its id on, as for a task that returns a stored input (``TaskContext.adopt``). The
+        compute deletes it when no task needs it any more if ``owned`` (a result the task stored itself, under
+        an id of the running compute), never otherwise (a ``share``d object)."""
+        return self.resolve(Stored(oid, nbytes, owned))
+
+    def task_context(self, oids):
+        """The ``TaskContext`` of a batch whose results get the ids ``oids`` (key -> id): this worker's client,
+        and the prefix of the batch's compute."""
+        from ._pool import PREFIX_LENGTH
+        prefix = bytes(next(iter(oids.values())))[:PREFIX_LENGTH] if oids else b""
+        return TaskContext(self.client, prefix, adopt=self.adopt)
+
     def drop(self, raws):
         for raw in raws:
             self.held.pop(raw, None)
+            self.held_keys.pop(raw, None)
 
     def drop_prefix(self, prefix):
         for raw in [r for r in self.held if r.startswith(prefix)]:
             self.held.pop(raw, None)
+            self.held_keys.pop(raw, None)
 
     def finish_batch(self):
         # the inputs' arrays become garbage, and their pins go with them (releases never cross the socket)
@@ -268,17 +309,8 @@ def _run(state, fn, args, oids, seconds):
     scores results by it)."""
     from dask.local import batch_execute_tasks
     state.batch_oids = oids
-    timed = []
-    if fn is batch_execute_tasks:
-        for a in args:  # one at a time, as batch_execute_tasks runs them, to time each
-            started = time.perf_counter()
-            (key, res_info, failed), = fn([a])
-            timed.append((key, res_info, failed, time.perf_counter() - started))
-    else:
-        started = time.perf_counter()
-        done = fn(args)
-        share = (time.perf_counter() - started) / max(1, len(done))
-        timed = [(key, res_info, failed, share) for key, res_info, failed in done]
+    with running(state.task_context(oids)):
+        timed = _timed(fn, args, batch_execute_tasks)
     out = []
     for key, res_info, failed, took in timed:
         seconds[key] = took
@@ -293,6 +325,22 @@ def _run(state, fn, args, oids, seconds):
             res_info = (exc, "task %r failed in depot.dask worker %d:\n%s" % (key, os.getpid(), text))
         out.append((key, res_info, failed))
     return out
+
+
+def _timed(fn, args, batch_execute_tasks):
+    """``[(key, res_info, failed, seconds)]`` of a batch, each task's own run time measured."""
+    timed = []
+    if fn is batch_execute_tasks:
+        for a in args:  # one at a time, as batch_execute_tasks runs them, to time each
+            started = time.perf_counter()
+            (key, res_info, failed), = fn([a])
+            timed.append((key, res_info, failed, time.perf_counter() - started))
+    else:
+        started = time.perf_counter()
+        done = fn(args)
+        share = (time.perf_counter() - started) / max(1, len(done))
+        timed = [(key, res_info, failed, share) for key, res_info, failed in done]
+    return timed
 
 
 def _continue(state, chain, seconds):

@@ -5,7 +5,7 @@ from timeit import default_timer
 
 from dask.callbacks import Callback
 
-from depot.cache import HALFLIFE_DEFAULT, SharedCache
+from depot.cache import CLAIM_TIMEOUT_DEFAULT, HALFLIFE_DEFAULT, SharedCache
 from depot.errors import DepotError
 
 from ._objects import get_object
@@ -36,8 +36,11 @@ class Cache(Callback):
     namespace : str
         Caches of different namespaces never share results.
     claim : bool
-        Claim missing keys so that concurrent computations of the same key run once (one small request per
+        Claim missing keys so that concurrent computations of the same key run once (a few small requests per
         missing key; turn off for graphs of very many cheap tasks).
+    claim_timeout : float
+        Seconds to wait for another process computing a key before looking at it: when it is stopped or gone,
+        this one computes the key itself.
 
     Examples
     --------
@@ -45,9 +48,11 @@ class Cache(Callback):
     ...     x.compute()
     """
 
-    def __init__(self, limit_bytes, dir=None, namespace="dask", claim=True, halflife=HALFLIFE_DEFAULT):
+    def __init__(self, limit_bytes, dir=None, namespace="dask", claim=True, halflife=HALFLIFE_DEFAULT,
+                 claim_timeout=CLAIM_TIMEOUT_DEFAULT):
         super().__init__()
-        self.cache = SharedCache(limit_bytes, dir=dir, namespace=namespace, halflife=halflife)
+        self.cache = SharedCache(limit_bytes, dir=dir, namespace=namespace, halflife=halflife,
+                                 claim_timeout=claim_timeout)
         self.claim = claim
         self.starttimes = {}
         self.durations = {}

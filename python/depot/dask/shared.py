@@ -6,11 +6,11 @@ import weakref
 from dask.delayed import Delayed
 from dask.sizeof import sizeof
 
+from depot import _task_context
 from depot.client import default_directory
 from depot.ids import ObjectId
 
 from ._objects import buffers_of, get_object, put_object, shared_client
-from ._refs import Stored
 
 __all__ = ["Shared", "share"]
 
@@ -63,11 +63,10 @@ class SharedRef:
 def load(ref):
     """The shared object, read zero-copy: in a depot.dask worker its reference passes on (no copy); in any other
     process (threads, processes or the synchronous scheduler) it is read from the store directly."""
-    from . import _worker
-    state = _worker._state
-    if state is not None:
-        return state.resolve(Stored(ref.oid, ref.nbytes, owned=False))
-    return get_object(shared_client(ref.directory), ref.oid, timeout=0)
+    context = _task_context.current()
+    if context is not None and context.adopt is not None:
+        return context.adopt(ref.oid, ref.nbytes, owned=False)
+    return get_object(_task_context.client_for(ref.directory), ref.oid, timeout=0)
 
 
 class Shared(Delayed):

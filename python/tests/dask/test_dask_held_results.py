@@ -89,3 +89,36 @@ def test_a_plain_large_array_is_held_without_being_pickled_and_other_results_as_
     assert _worker._plain_array_nbytes(objects) == -1
     small = state.encode("small", np.ones(8), oid())
     assert isinstance(small, Inline) and small.load().tolist() == [1.0] * 8
+
+
+def _ones(n):
+    return np.ones(n)
+
+
+def test_a_result_larger_than_the_store_fails_saying_store_full_with_the_sizes():
+    import shutil
+    import uuid
+    import depot.dask
+    from depot.errors import StoreFullError
+    from conftest import Child, Daemon, java_command
+    capacity = 8 << 20
+    path = os.path.join("/dev/shm", "depot-test-" + uuid.uuid4().hex)
+    try:
+        daemon = Daemon(path, Child(java_command("dev.depot.server.DaemonMain", "--dir", path,
+                                                 "--capacity", capacity)))
+        try:
+            daemon.child.await_line("depot: serving", timeout=60)
+            with depot.dask.Scheduler(workers=1, dir=path, inline_bytes=4096) as s:
+                big = dask.delayed(_ones, pure=True)(capacity // 4)  # 16 MiB of float64
+                with pytest.raises(StoreFullError) as failed:
+                    big.compute(scheduler=s)
+                message = str(failed.value)
+                assert message.startswith("store full: ")
+                assert repr(big.key) in message and "16.0 MiB" in message and "capacity %d" % capacity in message
+                assert "--capacity" in message and "smaller chunks" in message
+                # the scheduler goes on: a result that fits is computed
+                assert float(dask.delayed(_ones)(1000).sum().compute(scheduler=s)) == 1000.0
+        finally:
+            daemon.stop()
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

@@ -141,3 +141,42 @@ def test_memoize_computes_once_per_arguments(dask_daemon, tmp_path):
     features(10)
     assert calls == [1000, 10]
     features.cache.clear()
+
+
+def _context_seen(_):
+    from depot import _task_context
+    context = _task_context.current()
+    if context is None:
+        return None
+    return os.getpid(), context.client.directory, context.id_prefix, context.adopt is not None
+
+
+def test_tasks_see_the_task_context_of_their_worker_and_compute(scheduler, clean_store):
+    seen = dask.compute(*[dask.delayed(_context_seen)(i) for i in range(4)], scheduler=scheduler)
+    assert {pid for pid, _, _, _ in seen} <= set(scheduler.workers)
+    assert {(directory, adopt) for _, directory, _, adopt in seen} == {(scheduler.directory, True)}
+    # one compute: one id prefix, the scheduler's token and the compute's number
+    prefixes = {prefix for _, _, prefix, _ in seen}
+    assert len(prefixes) == 1 and prefixes.pop().startswith(scheduler._pool.token)
+    assert dask.compute(dask.delayed(_context_seen)(0), scheduler="threads") == (None,)
+
+
+MEMOIZED_IN_TASKS = {}
+
+
+def _memoized_in_task(directory, namespace, n):
+    from depot import _task_context
+    fn = MEMOIZED_IN_TASKS.get(namespace)
+    if fn is None:
+        fn = MEMOIZED_IN_TASKS[namespace] = depot.cache.memoize(16 << 20, dir=directory, namespace=namespace)(
+            lambda n: np.full(n, float(os.getpid())))
+    assert fn.cache.client is _task_context.current().client  # the worker's own client, no second one
+    return float(fn(n)[0])
+
+
+def test_memoize_in_depot_dask_tasks_uses_the_workers_client_and_computes_once(scheduler, clean_store):
+    namespace = "test-" + uuid.uuid4().hex
+    calls = [dask.delayed(_memoized_in_task, pure=False)(clean_store, namespace, 50000) for _ in range(6)]
+    got = dask.compute(*calls, scheduler=scheduler)
+    assert len(set(got)) == 1 and int(got[0]) in scheduler.workers  # every call read one worker's result
+    depot.cache.SharedCache(1, dir=clean_store, namespace=namespace).clear()

@@ -20,8 +20,11 @@ import logging
 import warnings
 
 import distributed
+import distributed.utils
 from distributed.compatibility import PeriodicCallback
 
+from ..._task_context import TaskContext, add_finder, running
+from .._ids import writer_prefix
 from . import comm as depot_comm
 from .data import DEFAULT_INLINE_BYTES, DepotData, sending_by_id, sweep_dead_writers
 
@@ -129,6 +132,22 @@ class Worker(distributed.Worker):
         info["shared_bytes"] = data.shared_bytes() if isinstance(data, DepotData) else 0
         return info
 
+    def depot_task_context(self):
+        """The ``TaskContext`` this worker's tasks run in: its client, its writer prefix, its mapping's
+        ``keep_private``; None when it runs without a store."""
+        if self.depot_client is None:
+            return None
+        keep_private = self.data.keep_private if isinstance(self.data, DepotData) else None
+        return TaskContext(self.depot_client, writer_prefix(), keep_private=keep_private)
+
+    async def execute(self, key, *, stimulus_id):
+        # the task runs in a copy of this context (distributed's run_in_executor_with_context)
+        context = self.depot_task_context()
+        if context is None:
+            return await super().execute(key, stimulus_id=stimulus_id)
+        with running(context):
+            return await super().execute(key, stimulus_id=stimulus_id)
+
     async def get_data(self, comm, keys=None, who=None, serializers=None, max_connections=None):
         keys = list(keys or ())
         if self.depot_client is not None and depot_comm.same_store(comm):
@@ -150,3 +169,17 @@ class Worker(distributed.Worker):
             if self.depot_client is not None:
                 self.depot_client.close()
                 self.depot_client = None
+
+
+def _task_context_of_this_thread():
+    """The ``TaskContext`` of the depot worker whose task runs in this thread, for versions of distributed
+    whose thread pool does not run tasks in a copy of ``execute``'s context."""
+    try:
+        worker = distributed.get_worker()
+    except ValueError:
+        return None
+    return worker.depot_task_context() if isinstance(worker, Worker) else None
+
+
+if not hasattr(distributed.utils, "run_in_executor_with_context"):
+    add_finder(_task_context_of_this_thread)
