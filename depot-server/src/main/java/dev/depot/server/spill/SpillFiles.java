@@ -8,11 +8,13 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.Set;
 
 /**
  * Writes and reads spill files ({@link SpillFileDescriptor}) in one directory. Plain blocking file I/O on the
@@ -25,8 +27,8 @@ final class SpillFiles {
     private final Path dir;
 
     SpillFiles(Path dir) throws IOException {
+        SpillDirectory.createOrCheck(dir);
         this.dir = dir;
-        Files.createDirectories(dir);
     }
 
     Path directory() {
@@ -50,8 +52,9 @@ final class SpillFiles {
                         MemorySegment contents) throws IOException {
         Path target = path(id, slot, generation);
         Path tmp = target.resolveSibling(target.getFileName() + TEMPORARY_SUFFIX);
-        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-            StandardOpenOption.TRUNCATE_EXISTING)) {
+        Files.deleteIfExists(tmp);  // a leftover of a failed write; CREATE_NEW makes the file 0600 afresh
+        try (FileChannel ch = FileChannel.open(tmp, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+            LinkOption.NOFOLLOW_LINKS), SpillDirectory.FILE_PERMISSIONS)) {
             ByteBuffer h = ByteBuffer.allocate(HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
             h.putLong(MAGIC_OFFSET, MAGIC).putInt(VERSION_OFFSET, VERSION).putInt(HEADER_LENGTH_OFFSET, HEADER_LENGTH)
                 .putLong(DATA_LENGTH_OFFSET, dataLength).putInt(METADATA_LENGTH_OFFSET, metadataLength)
@@ -81,7 +84,7 @@ final class SpillFiles {
     void read(byte[] id, int slot, int generation, long dataLength, int metadataLength, MemorySegment target)
         throws IOException {
         Path p = path(id, slot, generation);
-        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
+        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
             ByteBuffer h = ByteBuffer.allocate(HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
             readFully(ch, h, 0, p);
             byte[] fileId = new byte[ID_LENGTH];
