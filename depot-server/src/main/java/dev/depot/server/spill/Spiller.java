@@ -371,8 +371,8 @@ public final class Spiller implements AutoCloseable {
         } catch (IOException e) {
             String reason = e instanceof SpillFiles.DamagedException d ? d.reason()
                 : "reading spill file " + files.path(id, slot, generation).getFileName() + " failed: " + e;
-            limitedLog.log("lost", "lost spilled object " + HexFormat.of().formatHex(id) + ": " + e
-                + "; its entry is dropped");
+            // Each lost object is logged: it happens once per object, never in a loop.
+            log.accept("lost spilled object " + HexFormat.of().formatHex(id) + ": " + e + "; its entry is dropped");
             // Recorded before the drop, whose wake-up sends the waiting gets to read it.
             spilling.recordRestoreFailure(slot, generation, id, RestoreFailureDescriptor.KIND_LOST,
                 reason);
