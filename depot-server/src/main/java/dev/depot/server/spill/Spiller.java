@@ -39,6 +39,13 @@ import java.util.function.Consumer;
  * daemon's crash, which the page cache does. A crash leaves whole files or temporary ones, never a torn file
  * under a final name.
  *
+ * <p>Failures: a restore checks the file's header and CRC32C ({@link SpillFiles#read}); a missing or damaged
+ * file makes the object lost (its entry is dropped), and a store without room leaves it spilled, tried again
+ * after a back-off ({@link #FIRST_RETRY_NANOS} doubling to {@link #MAX_RETRY_NANOS}). Either way the reason
+ * goes into the store header's restore failure records before the waiting gets are woken, so they fail with
+ * it. A failed spill write (a full disk) stops spill writes for the same kind of back-off; meanwhile creates
+ * that need a spill fail at once. Repeated conditions are logged once per {@link LogLimiter#INTERVAL_NANOS}.
+ *
  * <p>Lifecycle: {@link #start} cleans the directory (temporary files, and files of entries that are gone: a
  * daemon killed between rename and commit, or before a deleted object's file was removed, leaves one), keeps
  * the files of live KEEP objects (spilled ones, and copies of resident ones), announces the directory in the
@@ -173,7 +180,7 @@ public final class Spiller implements AutoCloseable {
         boolean worked = false;
         long now = System.nanoTime();
         int[] wantedSlots = spilling.restoreWanted();
-        retries.keySet().retainAll(java.util.Arrays.stream(wantedSlots).boxed().toList());
+        retries.keySet().retainAll(Arrays.stream(wantedSlots).boxed().toList());
         for (int slot : wantedSlots) {
             Retry r = retries.get(slot);
             if (r != null && r.generation() == generation(spilling.stateWord(slot)) && now - r.at() < 0) {
@@ -374,8 +381,7 @@ public final class Spiller implements AutoCloseable {
             // Each lost object is logged: it happens once per object, never in a loop.
             log.accept("lost spilled object " + HexFormat.of().formatHex(id) + ": " + e + "; its entry is dropped");
             // Recorded before the drop, whose wake-up sends the waiting gets to read it.
-            spilling.recordRestoreFailure(slot, generation, id, RestoreFailureDescriptor.KIND_LOST,
-                reason);
+            spilling.recordRestoreFailure(slot, generation, id, RestoreFailureDescriptor.KIND_LOST, reason);
             spilling.dropLost(slot, restoring);
             deleteQuietly(id, slot, generation);
             untrack(slot);
@@ -408,8 +414,7 @@ public final class Spiller implements AutoCloseable {
         String reason = "the store has no room for its " + blockSize + "-byte block and the daemon could not make"
             + " any: " + why + "; release or delete objects, or raise --capacity";
         if (last == null) {
-            spilling.recordRestoreFailure(slot, generation, id, RestoreFailureDescriptor.KIND_NO_ROOM,
-                reason);
+            spilling.recordRestoreFailure(slot, generation, id, RestoreFailureDescriptor.KIND_NO_ROOM, reason);
         }
         limitedLog.log("restore no room", "cannot restore spilled object " + HexFormat.of().formatHex(id) + ": "
             + reason + "; trying again in " + delay / 1_000_000 + " ms");
