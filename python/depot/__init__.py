@@ -15,7 +15,7 @@ from ._wire import VERSION_MAJOR, VERSION_MINOR
 from .arrays import decode_array_metadata, encode_array_metadata, is_array_metadata
 from .client import Client, connect, default_directory
 from .errors import (ArgumentTypeError, BadRequestError, ClientClosedError, DaemonNotRunningError, DepotError,
-                     NotSealedError, ObjectExistsError, ObjectMissingError, PermissionDeniedError, ProtocolError, ResourceLimitError, StoreFormatError,
+                     NotSealedError, ObjectExistsError, ObjectLostError, ObjectMissingError, PermissionDeniedError, ProtocolError, ResourceLimitError, StoreFormatError,
                      StoreFullError, StoreNotFoundError, VersionMismatchError, ViewReleasedError)
 from .daemon import Daemon, DaemonStartError, start
 from .ids import ObjectId
@@ -28,7 +28,7 @@ PROTOCOL_VERSION = (VERSION_MAJOR, VERSION_MINOR)
 __all__ = [
     "ArgumentTypeError", "BadRequestError", "Client", "ClientClosedError", "Daemon", "DaemonNotRunningError",
     "DaemonStartError", "DepotError", "Event", "NotSealedError", "ObjectExistsError", "ObjectFormatError",
-    "ObjectId", "ObjectInfo", "ObjectMissingError", "ObjectView", "ObjectWriter", "PROTOCOL_VERSION",
+    "ObjectId", "ObjectInfo", "ObjectLostError", "ObjectMissingError", "ObjectView", "ObjectWriter", "PROTOCOL_VERSION",
     "PermissionDeniedError", "ProtocolError", "ResourceLimitError", "StoreFormatError", "StoreFullError",
     "StoreNotFoundError", "StoreStats", "Subscription", "VersionMismatchError", "ViewReleasedError", "connect",
     "decode_array_metadata", "default_directory", "encode_array_metadata", "is_array_metadata", "start",

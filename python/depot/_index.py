@@ -20,10 +20,11 @@ from ._layout import ClientTableDescriptor as CT
 from ._layout import EntryState as ES
 from ._layout import HeapBlockDescriptor as HB
 from ._layout import IndexEntryDescriptor as IE
+from ._layout import RestoreFailureDescriptor as RF
 from ._layout import Store
 from ._layout import StoreHeaderDescriptor as H
 from ._pins import Pin, pin_record
-from .errors import DepotError, StoreFormatError
+from .errors import DepotError, ObjectLostError, StoreFormatError, StoreFullError
 
 _ID_WORDS = struct.Struct("<QQI")
 # An entry's metadata length, block offset, data length and (past 8 other bytes) last access: one read. The
@@ -34,6 +35,10 @@ assert (IE.BLOCK_OFFSET_OFFSET == IE.METADATA_LENGTH_OFFSET + 4
         and IE.DATA_LENGTH_OFFSET == IE.BLOCK_OFFSET_OFFSET + 8
         and IE.LAST_ACCESS_OFFSET == IE.DATA_LENGTH_OFFSET + 16), "entry fields moved: update _PLACE"
 _MASK64 = (1 << 64) - 1
+# A restore failure record's slot, generation, kind and reason length: one read.
+_FAILURE = struct.Struct("<iIiI")
+assert (RF.GENERATION_OFFSET == RF.SLOT_OFFSET + 4 and RF.KIND_OFFSET == RF.SLOT_OFFSET + 8
+        and RF.REASON_LENGTH_OFFSET == RF.SLOT_OFFSET + 12), "restore failure fields moved: update _FAILURE"
 # How long a reader lets an eviction in progress settle before calling the object missing (as Java).
 _EVICTING_WAIT_NANOS = 50_000_000
 # How long a waiter spins on the futex word before sleeping: a seal that close is met without a wake-up.
@@ -171,13 +176,18 @@ class IndexReader:
     def request_restore(self, raw):
         """When ``raw`` names a spilled object, asks the daemon's spiller to restore it (Java's
         Store.requestRestore: CAS SPILLED to RESTORE_WANTED, so that concurrent readers ask once, then bump and
-        wake the spiller's futex word) and returns True; the restore ends with a seal notification of the id's
-        bucket. False when no spilled object has this id. Raises DepotError when no daemon can restore it."""
+        wake the spiller's futex word) and returns its entry ``(slot, generation)``, whose failure record says
+        why if the restore fails; the restore ends with a seal notification of the id's bucket. None when no
+        spilled object has this id. Raises DepotError when no daemon can restore it, ObjectLostError when the
+        entry went because its file was lost."""
         w0, w1, _ = _ID_WORDS.unpack(raw)
+        seen = None
         while True:
             slot = self.find_spilled(raw, w0, w1)
             if slot is None:
-                return False
+                if seen is not None:
+                    self.check_restore(raw, seen, False, False)  # gone since: lost, restored or deleted
+                return None
             if not self.spiller_is_on():
                 raise DepotError("object %s is spilled to disk but no daemon with a spill directory serves %s to "
                                  "restore it; start `depot serve --dir %s --spill-dir DIR`"
@@ -185,6 +195,7 @@ class IndexReader:
             state_word = self._entries + slot * IE.ENTRY_LENGTH + IE.STATE_WORD_OFFSET
             word = atomics.get_long_volatile(state_word)
             state = word & 0xFF
+            seen = (slot, (word >> IE.GENERATION_SHIFT) & 0xFFFF_FFFF)
             if state == ES.SPILLED:
                 # Same generation and flags, no owner, new state (Java's IndexEntryDescriptor.withState).
                 wanted = (word & ~(IE.OWNER_MASK << IE.OWNER_SHIFT | 0xFF)) | ES.RESTORE_WANTED
@@ -193,22 +204,77 @@ class IndexReader:
                 sequence = self.mapping.base + H.SPILL_REQUEST_SEQUENCE_OFFSET
                 atomics.get_and_add_int(sequence, 1)
                 atomics.futex_wake_all(sequence)
-                return True
+                return seen
             if state in (ES.RESTORE_WANTED, ES.RESTORING):
-                return True
+                return seen
             # Changed under us (restored, deleted): look again.
+
+    def restore_failure(self, entry):
+        """``(kind, reason)`` of the daemon's failure record of the spilled entry ``(slot, generation)``, or None
+        (Java's RestoreFailures.find: a seqlock read of each record, bounds-checked)."""
+        base = self.mapping.base
+        mm = self.mapping.mm
+        slot, generation = entry
+        for i in range(H.RESTORE_FAILURES):
+            record = H.RESTORE_FAILURES_OFFSET + i * RF.LENGTH
+            for _ in range(100):
+                before = atomics.get_long_acquire(base + record + RF.SEQUENCE_OFFSET)
+                if before == 0 or before & 1:
+                    break
+                r_slot, r_generation, kind, length = _FAILURE.unpack_from(mm, record + RF.SLOT_OFFSET)
+                reason = bytes(mm[record + RF.REASON_OFFSET:record + RF.REASON_OFFSET + min(length, RF.REASON_MAX)])
+                if atomics.get_long_acquire(base + record + RF.SEQUENCE_OFFSET) != before:
+                    continue
+                if (r_slot, r_generation) != (slot, generation) or kind not in (RF.KIND_LOST, RF.KIND_NO_ROOM):
+                    break
+                if length > RF.REASON_MAX:
+                    raise StoreFormatError("restore failure record %d of %s is corrupt: reason length %d exceeds its "
+                                           "capacity of %d bytes; run `depot doctor`"
+                                           % (i, self.mapping.path, length, RF.REASON_MAX))
+                return kind, reason.decode("utf-8", "replace")
+        return None
+
+    def check_restore(self, raw, entry, still_spilled, no_room_ends):
+        """Raises when the daemon lost the spilled entry ``entry`` of ``raw`` (ObjectLostError), or, with
+        ``no_room_ends``, when it had no room to restore it (StoreFullError). False when the entry is gone
+        without a failure (``still_spilled`` false: deleted), True while its restore may still come."""
+        failure = self.restore_failure(entry)
+        if failure is not None:
+            kind, reason = failure
+            if kind == RF.KIND_LOST or (still_spilled and no_room_ends):
+                message = "object %s could not be restored from the spill directory %s: %s" % (
+                    raw.hex(), self.spill_directory(), reason)
+                if kind == RF.KIND_LOST:
+                    raise ObjectLostError(message + "; the object is lost (the daemon dropped it): put it again")
+                raise StoreFullError(message)
+        return still_spilled
+
+    def spill_directory(self):
+        """The daemon's spill directory as published in the header, or None."""
+        length = atomics.get_int_acquire(self.mapping.base + H.SPILL_DIRECTORY_LENGTH_OFFSET)
+        if not 0 < length <= H.SPILL_DIRECTORY_MAX:
+            return None
+        return bytes(self.mapping.read(H.SPILL_DIRECTORY_OFFSET, length)).decode("utf-8", "replace")
 
     # ---- waiting for a seal ------------------------------------------------------------------------------
 
     def get(self, raw, deadline_ns):
         """Pins the object, waiting until ``deadline_ns`` (``time.monotonic_ns()``; None: forever, 0: no wait)
-        for it to be sealed. None when it is still missing then."""
+        for it to be sealed. None when it is still missing then. A spilled object is restored by the daemon
+        within the same deadline (with 0, up to Java's ``Store.SPILL_WAIT_NANOS``); a restore that the daemon
+        reports failed raises at once (ObjectLostError), or, when it found no room, StoreFullError at the
+        deadline (at once with 0)."""
         home = self.home_of(raw)
         located = self.try_pin(raw, home)
         if located is not None:
             return located
-        self.request_restore(raw)
-        if deadline_ns == 0:
+        spilled = self.request_restore(raw)
+        no_wait = deadline_ns == 0
+        if spilled is not None:
+            self.check_restore(raw, spilled, True, no_wait)
+            if no_wait:
+                deadline_ns = time.monotonic_ns() + Store.SPILL_WAIT_NANOS
+        elif no_wait:
             return None
         # The id's futex word, chosen by its home slot on both sides (Store.awaitSeal).
         word = self._futex_words + (home & (H.FUTEX_BUCKETS - 1)) * 4
@@ -218,9 +284,15 @@ class IndexReader:
             located = self.try_pin(raw, home)
             if located is not None:
                 return located
-            self.request_restore(raw)
+            current = self.request_restore(raw)
+            if current is not None or spilled is not None:
+                # A restore that failed ends the wait (its record is written before the wake-up that brings us here).
+                entry = current if current is not None else spilled
+                spilled = entry if self.check_restore(raw, entry, current is not None, no_wait) else None
             now = time.monotonic_ns()
             if deadline_ns is not None and now >= deadline_ns:
+                if spilled is not None:
+                    self.check_restore(raw, spilled, True, True)
                 return None
             spin_until = now + _SPIN_NANOS
             while atomics.get_int_acquire(word) == sequence and time.monotonic_ns() < spin_until:

@@ -52,9 +52,13 @@ class StoreHeaderDescriptor:
     SPILLED_OBJECTS_OFFSET = 2192
     SPILL_COUNT_OFFSET = 2200
     RESTORE_COUNT_OFFSET = 2208
+    SPILL_FAILURE_COUNT_OFFSET = 2224
+    RESTORE_FAILURE_COUNT_OFFSET = 2232
     SPILL_DIRECTORY_LENGTH_OFFSET = 2304
     SPILL_DIRECTORY_OFFSET = 2308
     SPILL_DIRECTORY_MAX = 1020
+    RESTORE_FAILURES_OFFSET = 3328
+    RESTORE_FAILURES = 3
     HEADER_LENGTH = 4096
 
 
@@ -196,10 +200,29 @@ class EntryState:
     RESTORING = 9
 
 
+class RestoreFailureDescriptor:
+    """One record of the ring of restore failures in the header (``dev.depot.core.store.RestoreFailureDescriptor``),
+    written by the daemon's spiller under a seqlock, read by gets that waited for a restore."""
+
+    SEQUENCE_OFFSET = 0
+    SLOT_OFFSET = 8
+    GENERATION_OFFSET = 12
+    KIND_OFFSET = 16
+    REASON_LENGTH_OFFSET = 20
+    ID_OFFSET = 24
+    ID_LENGTH = 20
+    REASON_OFFSET = 48
+    REASON_MAX = 208
+    LENGTH = 256
+    KIND_LOST = 1
+    KIND_NO_ROOM = 2
+
+
 class Store:
     """Limits of ``dev.depot.core.store.Store``."""
 
     MAX_METADATA_LENGTH = 65536
+    SPILL_WAIT_NANOS = 60_000_000_000
 
 
 # The index's home slot of an id (ObjectIndex.home): (w0 ^ rotl(w1, HOME_ROTATION)) * HOME_MULTIPLIER, whose bits

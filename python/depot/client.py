@@ -562,15 +562,13 @@ _process.on_fork_in_child(_replace_locks_after_fork)
 
 def _kept_and_spilled(reader):
     """The KEEP and spill figures of ``StoreStats``, read from the store's header as Java's ``StoreSnapshot``
-    reads them (the daemon's STAT reply does not carry them): six counters, then the spill directory, None
-    unless a live daemon spills."""
+    reads them (the daemon's STAT reply does not carry them): six counters, the spill directory (None unless a
+    live daemon spills), then the spill failures (failed spill writes plus failed restores)."""
     base = reader.mapping.base
     figures = [atomics.get_long_volatile(base + offset) for offset in (
         H.KEPT_BYTES_OFFSET, H.KEPT_OBJECTS_OFFSET, H.SPILLED_BYTES_OFFSET, H.SPILLED_OBJECTS_OFFSET,
         H.SPILL_COUNT_OFFSET, H.RESTORE_COUNT_OFFSET)]
-    directory = None
-    if reader.spiller_is_on():
-        length = atomics.get_int_acquire(base + H.SPILL_DIRECTORY_LENGTH_OFFSET)
-        if 0 < length <= H.SPILL_DIRECTORY_MAX:
-            directory = bytes(reader.mapping.read(H.SPILL_DIRECTORY_OFFSET, length)).decode("utf-8", "replace")
-    return figures + [directory]
+    directory = reader.spill_directory() if reader.spiller_is_on() else None
+    failures = (atomics.get_long_volatile(base + H.SPILL_FAILURE_COUNT_OFFSET)
+                + atomics.get_long_volatile(base + H.RESTORE_FAILURE_COUNT_OFFSET))
+    return figures + [directory, failures]

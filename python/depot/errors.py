@@ -30,6 +30,12 @@ class ObjectMissingError(DepotError):
     code = 3
 
 
+class ObjectLostError(ObjectMissingError):
+    """A get waited for a spilled object that the daemon could not restore because its spill file is missing or
+    damaged: the object is gone (the daemon dropped it), never served from a bad file. The message names the
+    object, the file and the damage."""
+
+
 class StoreFullError(DepotError):
     """A create did not fit even after evicting every unpinned object (or eviction was off)."""
 

@@ -188,6 +188,8 @@ class StoreStats:
     restore_count: int
     #: the daemon's spill directory, or None when no daemon spills
     spill_directory: object
+    #: spill files the daemon could not write plus spilled objects it could not restore (lost, or no room)
+    spill_failure_count: int
 
 
 @dataclass(frozen=True)

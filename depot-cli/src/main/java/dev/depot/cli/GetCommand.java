@@ -25,7 +25,9 @@ import picocli.CommandLine.Parameters;
 @Command(name = "get",
     customSynopsis = "depot get ID | --name NAME [--timeout MS] [-o FILE]",
     description = "write an object's data to stdout or a file",
-    footer = "Exit status 3 when the object does not exist, or is not sealed within --timeout.")
+    footer = {"Exit status 3 when the object does not exist, is not sealed within --timeout, or was spilled and its",
+        "spill file is missing or damaged (the object is lost; the message says how); 4 when it is spilled and the",
+        "store has no room to restore it within --timeout."})
 final class GetCommand extends StoreCommand {
     /** Bytes written per call. */
     static final int CHUNK = 1 << 20;

@@ -4,10 +4,13 @@ import dev.depot.core.clients.ClientTableDescriptor;
 import dev.depot.core.index.EntryState;
 import dev.depot.core.store.ObjectEntry;
 import dev.depot.core.store.Pin;
+import dev.depot.core.store.RestoreFailures;
 import dev.depot.core.store.Store;
 import dev.depot.core.store.Timeouts;
 import dev.depot.errors.DepotException;
+import dev.depot.errors.ObjectLostException;
 import dev.depot.errors.ObjectMissingException;
+import dev.depot.errors.StoreFullException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
@@ -212,18 +215,29 @@ public final class DepotClient implements AutoCloseable {
         return get(id, millis);
     }
 
-    /** As {@link #get(ObjectId, long)} but returns null when the object is missing after the timeout. */
+    /**
+     * As {@link #get(ObjectId, long)} but returns null when the object is missing after the timeout.
+     *
+     * <p>A spilled object is restored by the daemon: the get waits for it like for a seal, up to its timeout; with
+     * timeout 0 (do not wait for a seal), up to {@link Store#SPILL_WAIT_NANOS} for the restore. When the daemon
+     * reports that the restore failed, the get fails at once: {@link ObjectLostException} for a missing or damaged
+     * spill file (the object is gone), and for a store with no room {@link StoreFullException} when the
+     * timeout ends (at once with timeout 0), since room may come meanwhile.
+     */
     public ObjectView tryGet(ObjectId id, long timeoutMillis) {
         checkOpen();
         Pin pin = store.tryPin(id.w0(), id.w1(), id.w2());
         if (pin != null) {
             return view(id, pin);
         }
-        if (restoreIfSpilled(id)) {
-            // A spilled object exists: wait for its restore even when the caller would not wait for a seal.
-            long spillWaitMillis = Store.SPILL_WAIT_NANOS / 1_000_000L;
-            timeoutMillis = timeoutMillis < 0 ? timeoutMillis : Math.max(timeoutMillis, spillWaitMillis);
-        } else if (timeoutMillis == 0) {
+        long spilled = restoreIfSpilled(id);
+        boolean noWait = timeoutMillis == 0;
+        if (spilled >= 0) {
+            checkRestore(id, spilled, true, noWait);
+            if (noWait) {
+                timeoutMillis = Store.SPILL_WAIT_NANOS / 1_000_000L;
+            }
+        } else if (noWait) {
             return null;
         }
         long start = System.nanoTime();
@@ -238,13 +252,19 @@ public final class DepotClient implements AutoCloseable {
                 if (pin != null) {
                     return sealWaitEnded(id, pin, start);
                 }
-                restoreIfSpilled(id);
-                long now = System.nanoTime();
-                long remaining = Timeouts.remainingNanos(timeoutNanos, start, now);
+                long now = restoreIfSpilled(id);
+                if (spilled >= 0 || now >= 0) {
+                    // A restore that failed ends the wait (its record is written before the wake-up that brings us here).
+                    spilled = checkRestore(id, now >= 0 ? now : spilled, now >= 0, noWait) ? (now >= 0 ? now : spilled) : -1;
+                }
+                long remaining = Timeouts.remainingNanos(timeoutNanos, start, System.nanoTime());
                 if (remaining == 0) {
+                    if (spilled >= 0) {
+                        checkRestore(id, spilled, true, true);
+                    }
                     return null;
                 }
-                if (now - start < spinNanos) {
+                if (System.nanoTime() - start < spinNanos) {
                     // A seal that comes within microseconds is met by spinning: waking a sleeping process costs ~7 µs
                     // and much more on a busy machine. Spin only while the futex word is unchanged, and yield the
                     // CPU on each turn: the process that will seal (or one just woken by our own seal, which the
@@ -275,6 +295,22 @@ public final class DepotClient implements AutoCloseable {
         }
     }
 
+    /**
+     * Checks what the daemon reported about the restore of the spilled entry {@code entry} of {@code id}: throws
+     * when it lost the object, or (when {@code noRoomEnds}) when it had no room for it. Returns false when the
+     * entry is gone without a failure ({@code stillSpilled} false: deleted), true while the restore may still come.
+     */
+    private boolean checkRestore(ObjectId id, long entry, boolean stillSpilled, boolean noRoomEnds) {
+        RestoreFailures.Failure f = store.restoreFailure(entry);
+        if (f != null && (f.lost() || stillSpilled && noRoomEnds)) {
+            String message = "object " + id + " could not be restored from the spill directory "
+                + store.spillDirectory() + ": " + f.reason() + (f.lost() ? "; the object is lost (the daemon dropped"
+                + " it): put it again" : "");
+            throw f.lost() ? new ObjectLostException(message) : new StoreFullException(message);
+        }
+        return stillSpilled;
+    }
+
     /** The view of an object a get waited for; remembers how long it waited (see {@link #spinBeforeSleepNanos}). */
     private ObjectView sealWaitEnded(ObjectId id, Pin pin, long start) {
         lastSealWaitNanos = System.nanoTime() - start;
@@ -290,16 +326,25 @@ public final class DepotClient implements AutoCloseable {
 
     /**
      * When {@code id} names a spilled object, asks the daemon to restore it (once, however many readers ask) and
-     * returns true; the restore is announced like a seal.
+     * returns its entry ({@link Store#spilledEntry}), whose failure record says why if the restore fails; the
+     * restore is announced like a seal. -1 when no spilled object has this id.
      */
-    private boolean restoreIfSpilled(ObjectId id) {
+    private long restoreIfSpilled(ObjectId id) {
+        long entry = store.spilledEntry(id.w0(), id.w1(), id.w2());
+        if (entry < 0) {
+            return -1;
+        }
         int state = store.requestRestore(id.w0(), id.w1(), id.w2());
         if (state == Store.RESTORE_IMPOSSIBLE) {
             throw new DepotException("object " + id + " is spilled to " + store.spillDirectory() + " but no daemon"
                 + " with that spill directory runs to restore it; start `depot serve --dir " + directory()
                 + " --spill-dir DIR`");
         }
-        return state == Store.RESTORE_UNDER_WAY;
+        if (state == Store.NOT_SPILLED) {
+            checkRestore(id, entry, false, false);  // gone since the look above: dropped as lost, restored or deleted
+            return -1;
+        }
+        return entry;
     }
 
     /**

@@ -108,6 +108,11 @@ public final class Spilling {
         }
     }
 
+    /** The {@code SPILL_ERROR_*} code last recorded, 0 for none. */
+    public int error() {
+        return Atomics.getIntVolatile(header, SPILL_ERROR_OFFSET);
+    }
+
     public long spilledBytes() {
         return Atomics.getLongVolatile(header, SPILLED_BYTES_OFFSET);
     }
@@ -292,6 +297,26 @@ public final class Spilling {
             store.releaseLock();
         }
         store.notifySealed(slot);
+    }
+
+    /**
+     * Records why the entry {@code (slot, generation)} could not be restored ({@link RestoreFailureDescriptor}
+     * kind and reason) and wakes the gets waiting for it, which read it. For a lost object, call before
+     * {@link #dropLost}, so that the gets its wake-up ends find the reason.
+     */
+    public void recordRestoreFailure(int slot, int generation, byte[] id, int kind, String reason) {
+        store.restoreFailures.record(slot, generation, id, kind, reason);
+        store.notifySealed(slot);
+    }
+
+    /** Withdraws the failure record of {@code (slot, generation)}: it was restored after all. */
+    public void clearRestoreFailure(int slot, int generation) {
+        store.restoreFailures.clear(slot, generation);
+    }
+
+    /** Counts a spill file the spiller could not write. */
+    public void countSpillFailure() {
+        store.addCounter(SPILL_FAILURE_COUNT_OFFSET, 1);
     }
 
     /** Gives a RESTORING entry's block back to the heap and makes it SPILLED again (its file is whole). */

@@ -57,6 +57,7 @@ public final class Store implements AutoCloseable {
     final StoreFile file;
     final StoreLayout layout;
     final MemorySegment header;
+    final RestoreFailures restoreFailures;
     final MemorySegment heap;
     private final MemorySegment heapReadOnly;
     final ClientTable clients;
@@ -80,6 +81,7 @@ public final class Store implements AutoCloseable {
         this.ownsFile = ownsFile;
         this.layout = file.layout();
         this.header = file.header();
+        this.restoreFailures = new RestoreFailures(header);
         this.heap = file.heap();
         this.heapReadOnly = heap.asReadOnly();
         this.clients = new ClientTable(file.clientTable(), layout.maxClients(), layout.pinsPerClient());
@@ -628,6 +630,29 @@ public final class Store implements AutoCloseable {
             }
             // Changed under us (restored, deleted): look again.
         }
+    }
+
+    /**
+     * The entry of the spilled (or being restored) object with this id, as {@code slot << 32 | generation}, or -1
+     * when there is none. A get that waits for a restore remembers it, to find the restore's failure record
+     * ({@link #restoreFailure}) if the entry goes. Lock-free.
+     */
+    public long spilledEntry(long w0, long w1, int w2) {
+        checkOpen();
+        int slot = index.findSpilled(w0, w1, w2);
+        if (slot < 0) {
+            return -1;
+        }
+        return (long) slot << 32 | Integer.toUnsignedLong(IndexEntryDescriptor.generation(index.stateWordVolatile(slot)));
+    }
+
+    /**
+     * Why the daemon could not restore the spilled entry {@code entry} ({@link #spilledEntry}), or null when it
+     * reported no failure for it. Lock-free.
+     */
+    public RestoreFailures.Failure restoreFailure(long entry) {
+        checkOpen();
+        return entry < 0 ? null : restoreFailures.find((int) (entry >>> 32), (int) entry);
     }
 
     /**

@@ -105,12 +105,12 @@ public final class StoreAccess {
     }
 
     /** {@code 0777}-style, for messages. */
-    static String octal(int mode) {
+    public static String octal(int mode) {
         return String.format("0%03o", mode & 07777);
     }
 
     /** {@code alice (uid 1000)}; {@code uid 1000} when the name is unknown. */
-    static String userName(int uid) {
+    public static String userName(int uid) {
         try {
             for (String line : Files.readAllLines(Path.of("/etc/passwd"), StandardCharsets.UTF_8)) {
                 String[] f = line.split(":", 4);

@@ -57,9 +57,12 @@ package dev.depot.core.store;
  *   | Spill state   | Spill error   |  Spilled bytes                |
  *   | Spilled objects               |  Spill count                  |
  *   | Restore count                 |  Spill limit (bytes)          |
+ *   | Spill failure count           |  Restore failure count        |
  *   +-------------------------------+-------------------------------+ 2304 spill directory (the daemon)
  *   | Dir length    | Spill directory path, UTF-8, SPILL_DIRECTORY_MAX bytes                |
- *   +---------------------------------------------------------------+ 3328 .. 4096 reserved
+ *   +---------------------------------------------------------------+ 3328 restore failures (the daemon)
+ *   | RESTORE_FAILURES x {@link RestoreFailureDescriptor} records                            |
+ *   +---------------------------------------------------------------+ 4096
  * </pre>
  *
  * <p>The space sequence is a futex word bumped (under the lock) by every step that may make room: a free, an
@@ -68,7 +71,8 @@ package dev.depot.core.store;
  * bytes}) or a restore (after moving an entry to {@code RESTORE_WANTED}). Minor version 1 added the fields
  * from {@code space sequence} on, the KEEP flag and the spill states of index entries. Minor version 2 added the
  * notification region (its offset at {@code notification offset}; a 1.1 file opens with none, and its clients
- * cannot subscribe) and the operation counters of client slots.
+ * cannot subscribe) and the operation counters of client slots. The spill and restore failure counts and
+ * records sit in bytes that earlier files leave zero (no failures), so they need no version of their own.
  */
 public final class StoreHeaderDescriptor {
     /** "DEPOTSTO" in little-endian ASCII. */
@@ -140,10 +144,20 @@ public final class StoreHeaderDescriptor {
     public static final int SPILL_COUNT_OFFSET = SPILLED_OBJECTS_OFFSET + Long.BYTES;
     public static final int RESTORE_COUNT_OFFSET = SPILL_COUNT_OFFSET + Long.BYTES;
     public static final int SPILL_LIMIT_OFFSET = RESTORE_COUNT_OFFSET + Long.BYTES;
+    /** Spill files the daemon could not write (a full or failing disk); each attempt counts once. */
+    public static final int SPILL_FAILURE_COUNT_OFFSET = SPILL_LIMIT_OFFSET + Long.BYTES;
+    /**
+     * Restore failures recorded in the restore failure records; the record written next is this count modulo
+     * {@link #RESTORE_FAILURES}.
+     */
+    public static final int RESTORE_FAILURE_COUNT_OFFSET = SPILL_FAILURE_COUNT_OFFSET + Long.BYTES;
 
     public static final int SPILL_DIRECTORY_LENGTH_OFFSET = 2304;
     public static final int SPILL_DIRECTORY_OFFSET = SPILL_DIRECTORY_LENGTH_OFFSET + Integer.BYTES;
     public static final int SPILL_DIRECTORY_MAX = 1020;
+    /** The ring of the latest restore failures, which gets read to say why a restore they waited for failed. */
+    public static final int RESTORE_FAILURES_OFFSET = 3328;
+    public static final int RESTORE_FAILURES = 3;
 
     public static final int SPILL_STATE_OFF = 0;
     public static final int SPILL_STATE_ON = 1;
@@ -157,7 +171,10 @@ public final class StoreHeaderDescriptor {
     public static final int HEADER_LENGTH = 4096;
 
     static {
-        if (SPILL_DIRECTORY_OFFSET + SPILL_DIRECTORY_MAX > HEADER_LENGTH || EVICTION_HAND_OFFSET + Long.BYTES > FUTEX_WAITERS_OFFSET
+        if (SPILL_DIRECTORY_OFFSET + SPILL_DIRECTORY_MAX > RESTORE_FAILURES_OFFSET
+            || RESTORE_FAILURES_OFFSET + RESTORE_FAILURES * RestoreFailureDescriptor.LENGTH > HEADER_LENGTH
+            || RESTORE_FAILURE_COUNT_OFFSET + Long.BYTES > SPILL_DIRECTORY_LENGTH_OFFSET
+            || EVICTION_HAND_OFFSET + Long.BYTES > FUTEX_WAITERS_OFFSET
             || FREE_BINS_OFFSET + FREE_BINS * Long.BYTES > SPILL_REQUEST_SEQUENCE_OFFSET
             || NOTIFICATION_OFFSET_OFFSET + Long.BYTES > DAEMON_IDENTITY_OFFSET) {
             throw new AssertionError("header fields overlap");

@@ -11,6 +11,8 @@ import static dev.depot.core.store.StoreHeaderDescriptor.KEPT_BYTES_OFFSET;
 import static dev.depot.core.store.StoreHeaderDescriptor.KEPT_OBJECTS_OFFSET;
 import static dev.depot.core.store.StoreHeaderDescriptor.OBJECT_COUNT_OFFSET;
 import static dev.depot.core.store.StoreHeaderDescriptor.RESTORE_COUNT_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.RESTORE_FAILURE_COUNT_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.SPILL_FAILURE_COUNT_OFFSET;
 import static dev.depot.core.store.StoreHeaderDescriptor.SPILLED_BYTES_OFFSET;
 import static dev.depot.core.store.StoreHeaderDescriptor.SPILLED_OBJECTS_OFFSET;
 import static dev.depot.core.store.StoreHeaderDescriptor.SPILL_COUNT_OFFSET;
@@ -85,7 +87,9 @@ final class StoreSnapshot {
             Atomics.getLongAcquire(header, HEARTBEAT_OFFSET), Atomics.getLongVolatile(header, KEPT_BYTES_OFFSET),
             Atomics.getLongVolatile(header, KEPT_OBJECTS_OFFSET), Atomics.getLongVolatile(header, SPILLED_BYTES_OFFSET),
             Atomics.getLongVolatile(header, SPILLED_OBJECTS_OFFSET), Atomics.getLongVolatile(header, SPILL_COUNT_OFFSET),
-            Atomics.getLongVolatile(header, RESTORE_COUNT_OFFSET), store.spillerIsOn() ? store.spillDirectory() : null);
+            Atomics.getLongVolatile(header, RESTORE_COUNT_OFFSET), store.spillerIsOn() ? store.spillDirectory() : null,
+            Atomics.getLongVolatile(header, SPILL_FAILURE_COUNT_OFFSET),
+            Atomics.getLongVolatile(header, RESTORE_FAILURE_COUNT_OFFSET));
     }
 
     List<ObjectEntry> list() {

@@ -66,15 +66,30 @@ class StoreHeaderDescriptorTest {
         JAVA_LONG.withName("spilledObjects"),
         JAVA_LONG.withName("spillCount"),
         JAVA_LONG.withName("restoreCount"),
-        JAVA_LONG.withName("spillLimit")).withName("spiller");
+        JAVA_LONG.withName("spillLimit"),
+        JAVA_LONG.withName("spillFailureCount"),
+        JAVA_LONG.withName("restoreFailureCount")).withName("spiller");
     static final StructLayout SPILL_DIRECTORY = MemoryLayout.structLayout(
         JAVA_INT.withName("spillDirectoryLength"),
         MemoryLayout.sequenceLayout(SPILL_DIRECTORY_MAX, java.lang.foreign.ValueLayout.JAVA_BYTE)
             .withName("spillDirectory")).withName("spillDirectoryGroup");
+    static final StructLayout RESTORE_FAILURE = MemoryLayout.structLayout(
+        JAVA_LONG.withName("sequence"),
+        JAVA_INT.withName("slot"),
+        JAVA_INT.withName("generation"),
+        JAVA_INT.withName("kind"),
+        JAVA_INT.withName("reasonLength"),
+        MemoryLayout.sequenceLayout(RestoreFailureDescriptor.ID_LENGTH, java.lang.foreign.ValueLayout.JAVA_BYTE)
+            .withName("id"),
+        MemoryLayout.paddingLayout(4),
+        MemoryLayout.sequenceLayout(RestoreFailureDescriptor.REASON_MAX, java.lang.foreign.ValueLayout.JAVA_BYTE)
+            .withName("reason")).withName("restoreFailure");
+    static final MemoryLayout RESTORE_FAILURE_RING = MemoryLayout.sequenceLayout(RESTORE_FAILURES, RESTORE_FAILURE)
+        .withName("restoreFailures");
 
     /** Each group starts on its own 128-byte line: groups written by different processes never share one. */
     static final MemoryLayout[] GROUPS = {CREATOR, DAEMON, ALLOCATOR, WAITERS, FUTEX_WORDS, FREE_LIST_HEADS, SPILL_REQUESTS,
-        SPILLER, SPILL_DIRECTORY};
+        SPILLER, SPILL_DIRECTORY, RESTORE_FAILURE_RING};
 
     static final StructLayout HEADER = header();
 
@@ -90,7 +105,9 @@ class StoreHeaderDescriptorTest {
             members[n++] = g;
             at = start + g.byteSize();
         }
-        members[n++] = MemoryLayout.paddingLayout(HEADER_LENGTH - at);
+        if (HEADER_LENGTH > at) {
+            members[n++] = MemoryLayout.paddingLayout(HEADER_LENGTH - at);
+        }
         return MemoryLayout.structLayout(java.util.Arrays.copyOf(members, n));
     }
 
@@ -144,6 +161,19 @@ class StoreHeaderDescriptorTest {
         assertEquals(SPILLED_BYTES_OFFSET, offset("spiller", "spilledBytes"));
         assertEquals(SPILL_LIMIT_OFFSET, offset("spiller", "spillLimit"));
         assertEquals(SPILL_DIRECTORY_OFFSET, offset("spillDirectoryGroup", "spillDirectory"));
+        assertEquals(SPILL_FAILURE_COUNT_OFFSET, offset("spiller", "spillFailureCount"));
+        assertEquals(RESTORE_FAILURE_COUNT_OFFSET, offset("spiller", "restoreFailureCount"));
+    }
+
+    @Test
+    void shouldPlaceEveryRestoreFailureRecordFieldWhereTheDescriptorSays() throws IllegalAccessException {
+        DescriptorCoverage.assertEveryOffsetIsAMember(RestoreFailureDescriptor.class, RESTORE_FAILURE);
+        for (int i = 0; i < RESTORE_FAILURES; i++) {
+            assertEquals(RestoreFailureDescriptor.recordOffset(i),
+                HEADER.byteOffset(groupElement("restoreFailures"), sequenceElement(i)), "record " + i);
+        }
+        assertEquals(RestoreFailureDescriptor.LENGTH, RESTORE_FAILURE.byteSize());
+        assertEquals(RestoreFailureDescriptor.REASON_OFFSET, RESTORE_FAILURE.byteOffset(groupElement("reason")));
     }
 
     @Test
@@ -178,7 +208,8 @@ class StoreHeaderDescriptorTest {
         int[] longs = {FILE_LENGTH_OFFSET, DAEMON_IDENTITY_OFFSET, HEARTBEAT_OFFSET, DAEMON_STARTS_OFFSET,
             ALLOC_LOCK_OFFSET, USED_BYTES_OFFSET, OBJECT_COUNT_OFFSET, EVICTION_COUNT_OFFSET, EVICTED_BYTES_OFFSET,
             PENDING_DELETES_OFFSET, FREE_BINS_OFFSET, KEPT_BYTES_OFFSET, KEPT_OBJECTS_OFFSET, SPILL_WANTED_BYTES_OFFSET,
-            SPILLED_BYTES_OFFSET, SPILLED_OBJECTS_OFFSET, SPILL_COUNT_OFFSET, RESTORE_COUNT_OFFSET, SPILL_LIMIT_OFFSET};
+            SPILLED_BYTES_OFFSET, SPILLED_OBJECTS_OFFSET, SPILL_COUNT_OFFSET, RESTORE_COUNT_OFFSET, SPILL_LIMIT_OFFSET,
+            SPILL_FAILURE_COUNT_OFFSET, RESTORE_FAILURE_COUNT_OFFSET, RESTORE_FAILURES_OFFSET};
         for (int o : longs) {
             assertEquals(0, o % Long.BYTES, "long field at " + o);
         }

@@ -103,6 +103,9 @@ public final class DepotMetrics {
         m.add(counter("depot_spills", null, "objects spilled to disk since the store was created", s.spillCount()));
         m.add(counter("depot_restores", null, "spilled objects restored into memory since the store was created",
             s.restoreCount()));
+        m.add(counter("depot_spill_failures", null, "spill files the daemon could not write (full or failing disk) plus"
+            + " spilled objects it could not restore (damaged file, or no room), since the store was created",
+            s.spillFailureCount()));
         m.add(gauge("depot_objects", null, "objects in the index, in any state", s.objectCount()));
         m.add(gauge("depot_sealed_objects", null, "sealed objects", s.sealedCount()));
         m.add(gauge("depot_max_objects", null, "objects the index can hold", s.maxObjects()));

@@ -5,7 +5,9 @@ package dev.depot.server.spill;
  * object's data, then its metadata (as they lie in its heap block). Written under
  * {@code <name>.tmp} and renamed when complete, so a crash leaves whole files or temporary ones, which the
  * next daemon deletes. The name ties the file to the index entry (slot, generation) that it belongs to; the
- * header repeats what is needed to check that a file is the object asked for.
+ * header repeats what is needed to check that a file is the object asked for, and a CRC32C
+ * ({@link java.util.zip.CRC32C}, Castagnoli, an intrinsic) of the header's first {@link #CHECKSUM_OFFSET}
+ * bytes and of the data and metadata, checked on every restore.
  *
  * <pre>
  *    0                   1                   2                   3
@@ -21,16 +23,18 @@ package dev.depot.server.spill;
  *   +-------------------------------+-------------------------------+ 32
  *   |                     Object id (20 bytes)                      |
  *   +                               +-------------------------------+ 52
- *   |                               |       (pad to 64)             |
- *   +-------------------------------+-------------------------------+ 64
+ *   |                               |     CRC32C (version 2 on)     |
+ *   +-------------------------------+-------------------------------+ 56
+ *   |                          (pad to 64)                          |
+ *   +---------------------------------------------------------------+ 64
  *   | data (data length bytes), metadata (metadata length bytes)    |
  * </pre>
- * Little-endian.
+ * Little-endian. Version 1 had no checksum; its files are refused (the object is reported lost).
  */
 public final class SpillFileDescriptor {
     /** "DEPOTSPL" in little-endian ASCII. */
     public static final long MAGIC = 0x4c50_5354_4f50_4544L;
-    public static final int VERSION = 1;
+    public static final int VERSION = 2;
 
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = MAGIC_OFFSET + Long.BYTES;
@@ -40,13 +44,15 @@ public final class SpillFileDescriptor {
     public static final int GENERATION_OFFSET = METADATA_LENGTH_OFFSET + Integer.BYTES;
     public static final int ID_OFFSET = GENERATION_OFFSET + Integer.BYTES;
     public static final int ID_LENGTH = 20;
+    /** CRC32C of bytes {@code [0, CHECKSUM_OFFSET)} of the header, then of the data and metadata. */
+    public static final int CHECKSUM_OFFSET = ID_OFFSET + ID_LENGTH;
     public static final int HEADER_LENGTH = 64;
 
     public static final String SUFFIX = ".spill";
     public static final String TEMPORARY_SUFFIX = ".tmp";
 
     static {
-        if (ID_OFFSET + ID_LENGTH > HEADER_LENGTH) {
+        if (CHECKSUM_OFFSET + Integer.BYTES > HEADER_LENGTH) {
             throw new AssertionError("spill file header fields overlap");
         }
     }

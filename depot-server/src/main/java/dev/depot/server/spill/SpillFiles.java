@@ -8,11 +8,15 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.Set;
+import java.util.zip.CRC32C;
 
 /**
  * Writes and reads spill files ({@link SpillFileDescriptor}) in one directory. Plain blocking file I/O on the
@@ -25,8 +29,8 @@ final class SpillFiles {
     private final Path dir;
 
     SpillFiles(Path dir) throws IOException {
+        SpillDirectory.createOrCheck(dir);
         this.dir = dir;
-        Files.createDirectories(dir);
     }
 
     Path directory() {
@@ -43,23 +47,31 @@ final class SpillFiles {
     }
 
     /**
-     * Writes {@code contents} (data then metadata) under a temporary name; {@link #publish} renames it to its
-     * final name, which so only ever holds a whole file.
+     * Writes {@code contents} (data then metadata) under a temporary name, the checksum computed as it goes and
+     * the header written last; {@link #publish} renames it to its final name, which so only ever holds a whole
+     * file.
      */
     Path writeTemporary(byte[] id, int slot, int generation, long dataLength, int metadataLength,
                         MemorySegment contents) throws IOException {
         Path target = path(id, slot, generation);
         Path tmp = target.resolveSibling(target.getFileName() + TEMPORARY_SUFFIX);
-        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-            StandardOpenOption.TRUNCATE_EXISTING)) {
+        Files.deleteIfExists(tmp);  // a leftover of a failed write; CREATE_NEW makes the file 0600 afresh
+        try (FileChannel ch = FileChannel.open(tmp, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+            LinkOption.NOFOLLOW_LINKS), SpillDirectory.FILE_PERMISSIONS)) {
             ByteBuffer h = ByteBuffer.allocate(HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
             h.putLong(MAGIC_OFFSET, MAGIC).putInt(VERSION_OFFSET, VERSION).putInt(HEADER_LENGTH_OFFSET, HEADER_LENGTH)
                 .putLong(DATA_LENGTH_OFFSET, dataLength).putInt(METADATA_LENGTH_OFFSET, metadataLength)
                 .putInt(GENERATION_OFFSET, generation).put(ID_OFFSET, id);
-            writeFully(ch, h);
+            CRC32C crc = new CRC32C();
+            crc.update(h.array(), 0, CHECKSUM_OFFSET);
+            long position = HEADER_LENGTH;
             for (long at = 0; at < contents.byteSize(); at += CHUNK) {
-                writeFully(ch, contents.asSlice(at, Math.min(CHUNK, contents.byteSize() - at)).asByteBuffer());
+                ByteBuffer b = contents.asSlice(at, Math.min(CHUNK, contents.byteSize() - at)).asByteBuffer();
+                crc.update(b.duplicate());
+                position += writeFully(ch, b, position);
             }
+            h.putInt(CHECKSUM_OFFSET, (int) crc.getValue());
+            writeFully(ch, h, 0);
         } catch (IOException | RuntimeException e) {
             Files.deleteIfExists(tmp);
             throw e;
@@ -76,28 +88,99 @@ final class SpillFiles {
 
     /**
      * Reads the spill file of {@code (id, slot, generation)} into {@code target} (data then metadata), checking
-     * its header against what the index says.
+     * its header against what the index says and its checksum against what was read. {@code target} holds
+     * unverified bytes when this throws.
+     *
+     * @throws DamagedException when the file is missing, or is not the object's whole, intact file
+     * @throws IOException when reading fails
      */
     void read(byte[] id, int slot, int generation, long dataLength, int metadataLength, MemorySegment target)
         throws IOException {
         Path p = path(id, slot, generation);
-        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
+        FileChannel ch;
+        try {
+            ch = FileChannel.open(p, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException e) {
+            throw new DamagedException(p, "it is missing");
+        }
+        try (ch) {
+            long expected = fileLength(dataLength, metadataLength);
+            long size = ch.size();
+            if (size < HEADER_LENGTH) {
+                throw new DamagedException(p, "it is " + size + " bytes long, shorter than its " + HEADER_LENGTH
+                    + "-byte header (expected " + expected + " bytes)");
+            }
             ByteBuffer h = ByteBuffer.allocate(HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
             readFully(ch, h, 0, p);
-            byte[] fileId = new byte[ID_LENGTH];
-            h.get(ID_OFFSET, fileId);
-            if (h.getLong(MAGIC_OFFSET) != MAGIC || h.getInt(VERSION_OFFSET) != VERSION
-                || h.getLong(DATA_LENGTH_OFFSET) != dataLength || h.getInt(METADATA_LENGTH_OFFSET) != metadataLength
-                || !Arrays.equals(fileId, id) || ch.size() != fileLength(dataLength, metadataLength)) {
-                throw new IOException("spill file " + p + " does not hold the object its name says (" + ch.size()
-                    + " bytes; expected " + fileLength(dataLength, metadataLength) + ")");
+            checkHeader(p, h, id, generation, dataLength, metadataLength);
+            if (size != expected) {
+                throw new DamagedException(p, "it is " + size + " bytes long; its header and the index say " + expected
+                    + " (" + (size < expected ? "truncated" : "extended") + ")");
             }
+            CRC32C crc = new CRC32C();
+            crc.update(h.array(), 0, CHECKSUM_OFFSET);
             long position = HEADER_LENGTH;
             for (long at = 0; at < target.byteSize(); at += CHUNK) {
                 ByteBuffer b = target.asSlice(at, Math.min(CHUNK, target.byteSize() - at)).asByteBuffer();
                 readFully(ch, b, position, p);
+                crc.update(b.flip());
                 position += b.capacity();
             }
+            int stored = h.getInt(CHECKSUM_OFFSET);
+            if ((int) crc.getValue() != stored) {
+                throw new DamagedException(p, "its CRC32C is 0x" + Integer.toHexString((int) crc.getValue())
+                    + " but its header says 0x" + Integer.toHexString(stored) + " (" + target.byteSize()
+                    + " bytes of data and metadata)");
+            }
+        }
+    }
+
+    private static void checkHeader(Path p, ByteBuffer h, byte[] id, int generation, long dataLength,
+                                    int metadataLength) throws DamagedException {
+        long magic = h.getLong(MAGIC_OFFSET);
+        if (magic != MAGIC) {
+            throw new DamagedException(p, "it is not a spill file (magic 0x" + Long.toHexString(magic) + ", expected 0x"
+                + Long.toHexString(MAGIC) + ")");
+        }
+        int version = h.getInt(VERSION_OFFSET);
+        if (version != VERSION || h.getInt(HEADER_LENGTH_OFFSET) != HEADER_LENGTH) {
+            throw new DamagedException(p, "it has format version " + version + " and a " + h.getInt(HEADER_LENGTH_OFFSET)
+                + "-byte header; this daemon reads version " + VERSION + " (" + HEADER_LENGTH + " bytes)");
+        }
+        byte[] fileId = new byte[ID_LENGTH];
+        h.get(ID_OFFSET, fileId);
+        if (!Arrays.equals(fileId, id)) {
+            throw new DamagedException(p, "it holds object " + HexFormat.of().formatHex(fileId)
+                + ", not this one (swapped or renamed)");
+        }
+        if (h.getInt(GENERATION_OFFSET) != generation) {
+            throw new DamagedException(p, "it was written for generation " + Integer.toUnsignedString(
+                h.getInt(GENERATION_OFFSET)) + " of its index slot, not " + Integer.toUnsignedString(generation)
+                + " (a file of an earlier object with this id)");
+        }
+        long fileData = h.getLong(DATA_LENGTH_OFFSET);
+        int fileMetadata = h.getInt(METADATA_LENGTH_OFFSET);
+        if (fileData != dataLength || fileMetadata != metadataLength) {
+            throw new DamagedException(p, "its header says " + fileData + " bytes of data and " + fileMetadata
+                + " of metadata; the index says " + dataLength + " and " + metadataLength);
+        }
+    }
+
+    /**
+     * A spill file that is missing or is not its object's whole, intact file: the object it was is lost.
+     * {@link #reason} says why, naming the file but not its directory (the store header names that).
+     */
+    static final class DamagedException extends IOException {
+        private static final long serialVersionUID = 1L;
+        private final String reason;
+
+        DamagedException(Path file, String reason) {
+            super("spill file " + file + " is damaged: " + reason);
+            this.reason = "spill file " + file.getFileName() + " is damaged: " + reason;
+        }
+
+        String reason() {
+            return reason;
         }
     }
 
@@ -105,10 +188,14 @@ final class SpillFiles {
         Files.deleteIfExists(path(id, slot, generation));
     }
 
-    private static void writeFully(FileChannel ch, ByteBuffer b) throws IOException {
+    /** Writes all of {@code b} at {@code position}; returns its length. */
+    private static int writeFully(FileChannel ch, ByteBuffer b, long position) throws IOException {
+        int length = b.remaining();
+        long at = position;
         while (b.hasRemaining()) {
-            ch.write(b);
+            at += ch.write(b, at);
         }
+        return length;
     }
 
     private static void readFully(FileChannel ch, ByteBuffer b, long position, Path p) throws IOException {
@@ -116,7 +203,7 @@ final class SpillFiles {
         while (b.hasRemaining()) {
             int n = ch.read(b, at);
             if (n < 0) {
-                throw new IOException("spill file " + p + " ends early at " + at);
+                throw new DamagedException(p, "it ends early, at byte " + at);
             }
             at += n;
         }

@@ -9,6 +9,7 @@ import static dev.depot.core.store.StoreHeaderDescriptor.SPILL_ERROR_NOTHING_TO_
 
 import dev.depot.core.heap.HeapBlockDescriptor;
 import dev.depot.core.index.EntryState;
+import dev.depot.core.store.RestoreFailureDescriptor;
 import dev.depot.core.store.Spilling;
 import dev.depot.core.store.Store;
 import java.io.IOException;
@@ -17,6 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.Map;
 import java.util.function.Consumer;
 
@@ -37,6 +39,13 @@ import java.util.function.Consumer;
  * daemon's crash, which the page cache does. A crash leaves whole files or temporary ones, never a torn file
  * under a final name.
  *
+ * <p>Failures: a restore checks the file's header and CRC32C ({@link SpillFiles#read}); a missing or damaged
+ * file makes the object lost (its entry is dropped), and a store without room leaves it spilled, tried again
+ * after a back-off ({@link #FIRST_RETRY_NANOS} doubling to {@link #MAX_RETRY_NANOS}). Either way the reason
+ * goes into the store header's restore failure records before the waiting gets are woken, so they fail with
+ * it. A failed spill write (a full disk) stops spill writes for the same kind of back-off; meanwhile creates
+ * that need a spill fail at once. Repeated conditions are logged once per {@link LogLimiter#INTERVAL_NANOS}.
+ *
  * <p>Lifecycle: {@link #start} cleans the directory (temporary files, and files of entries that are gone: a
  * daemon killed between rename and commit, or before a deleted object's file was removed, leaves one), keeps
  * the files of live KEEP objects (spilled ones, and copies of resident ones), announces the directory in the
@@ -46,6 +55,9 @@ public final class Spiller implements AutoCloseable {
     private static final long IDLE_WAIT_NANOS = 200_000_000L;
     private static final long HOUSEKEEPING_NANOS = 1_000_000_000L;
     private static final int CANDIDATES = 16;
+    /** First and longest pause before a failed restore (no room) or spill write (disk full) is tried again. */
+    static final long FIRST_RETRY_NANOS = 10_000_000L;
+    static final long MAX_RETRY_NANOS = 1_000_000_000L;
     /**
      * Fault injection for crash tests: {@code spill} pauses each spill after its temporary file is written,
      * {@code restore} each restore after its data is read, printing {@code "spill paused"} or
@@ -59,10 +71,20 @@ public final class Spiller implements AutoCloseable {
     private record Tracked(byte[] id, int generation, long bytes) {
     }
 
+    /** A restore that found no room, tried again at {@code at} (nanoTime), after {@code delay}. */
+    private record Retry(int generation, long at, long delay) {
+    }
+
     private final Spilling spilling;
     private final SpillFiles files;
     private final long limit;
     private final Consumer<String> log;
+    private final LogLimiter limitedLog;
+    /** Restores waiting out their back-off, by slot. */
+    private final Map<Integer, Retry> retries = new HashMap<>();
+    /** No spill file is written before this (nanoTime) after a failed write; 0: none failed. */
+    private long writeRetryAt;
+    private long writeRetryDelay;
     /**
      * Spill files by index slot: what this spiller (or the previous daemon's) wrote and has not removed, of
      * spilled objects and of resident ones restored from them.
@@ -79,6 +101,7 @@ public final class Spiller implements AutoCloseable {
         this.files = new SpillFiles(dir);
         this.limit = limit;
         this.log = log;
+        this.limitedLog = new LogLimiter(log);
         adoptDirectory();
         spilling.announce(dir.toAbsolutePath().toString(), limit);
         this.thread = Thread.ofPlatform().daemon().name("depot-spiller").unstarted(this::run);
@@ -134,15 +157,35 @@ public final class Spiller implements AutoCloseable {
                 }
             }
             if (!worked && running) {
-                spilling.awaitRequest(sequence, IDLE_WAIT_NANOS);
+                spilling.awaitRequest(sequence, idleWaitNanos());
             }
         }
     }
 
-    /** Serves the restore requests, then the spill request. True when there was something to do. */
+    /** How long to sleep when idle: until the next restore retry is due, at most {@link #IDLE_WAIT_NANOS}. */
+    private long idleWaitNanos() {
+        long now = System.nanoTime();
+        long wait = IDLE_WAIT_NANOS;
+        for (Retry r : retries.values()) {
+            wait = Math.min(wait, Math.max(1, r.at() - now));
+        }
+        return wait;
+    }
+
+    /**
+     * Serves the restore requests (but not those waiting out a back-off), then the spill request. True when
+     * there was something to do.
+     */
     private boolean round() {
         boolean worked = false;
-        for (int slot : spilling.restoreWanted()) {
+        long now = System.nanoTime();
+        int[] wantedSlots = spilling.restoreWanted();
+        retries.keySet().retainAll(Arrays.stream(wantedSlots).boxed().toList());
+        for (int slot : wantedSlots) {
+            Retry r = retries.get(slot);
+            if (r != null && r.generation() == generation(spilling.stateWord(slot)) && now - r.at() < 0) {
+                continue;
+            }
             restore(slot);
             worked = true;
         }
@@ -238,14 +281,23 @@ public final class Spiller implements AutoCloseable {
         if (fileBytes + bytes > limit && !dropCopies(fileBytes + bytes - limit)) {
             return Outcome.LIMIT;
         }
+        if (writeRetryAt != 0 && System.nanoTime() - writeRetryAt < 0) {
+            return Outcome.IO;  // the last write failed moments ago: creates fail with that reason meanwhile
+        }
         try {
             Path tmp = files.writeTemporary(id, slot, generation, dataLength, metadataLength, spilling.contents(slot));
             pauseForTest("spill");
             files.publish(tmp);
         } catch (IOException e) {
-            log.accept("cannot spill to " + files.directory() + ": " + e);
+            spilling.countSpillFailure();
+            writeRetryDelay = writeRetryDelay == 0 ? FIRST_RETRY_NANOS : Math.min(2 * writeRetryDelay, MAX_RETRY_NANOS);
+            writeRetryAt = System.nanoTime() + writeRetryDelay;
+            limitedLog.log("spill write", "cannot spill to " + files.directory() + ": " + e
+                + "; spill files are tried again after a pause of up to " + MAX_RETRY_NANOS / 1_000_000 + " ms");
             return Outcome.IO;
         }
+        writeRetryAt = 0;
+        writeRetryDelay = 0;
         track(slot, id, generation, bytes);
         // The file was written from the heap while SEALED; the CAS in commitSpill proves the object stayed the same.
         // If it fails (pinned meanwhile, or deleted), the file stays a copy of a resident object, or housekeeping
@@ -305,32 +357,67 @@ public final class Spiller implements AutoCloseable {
         byte[] id = spilling.id(slot);
         long dataLength = spilling.dataLength(slot);
         int metadataLength = spilling.metadataLength(slot);
+        long blockSize = HeapBlockDescriptor.blockSizeFor(dataLength, metadataLength);
         long restoring = Spilling.NO_ROOM;
         for (int attempt = 0; restoring == Spilling.NO_ROOM; attempt++) {
             restoring = spilling.beginRestore(slot, wanted);
             if (restoring == Spilling.GONE) {
+                retries.remove(slot);
                 return;
             }
             if (restoring != Spilling.NO_ROOM) {
                 break;
             }
-            if (attempt == 8 || !spillFor(HeapBlockDescriptor.blockSizeFor(dataLength, metadataLength), slot)) {
-                log.accept("cannot restore a spilled object of " + dataLength + " bytes: no room in the store");
+            if (attempt == 8 || !spillFor(blockSize, slot)) {
+                noRoomToRestore(slot, generation, id, blockSize);
                 return;
             }
         }
         try {
             files.read(id, slot, generation, dataLength, metadataLength, spilling.contents(slot));
         } catch (IOException e) {
-            log.accept("lost spilled object: " + e + "; its entry is dropped");
+            String reason = e instanceof SpillFiles.DamagedException d ? d.reason()
+                : "reading spill file " + files.path(id, slot, generation).getFileName() + " failed: " + e;
+            // Each lost object is logged: it happens once per object, never in a loop.
+            log.accept("lost spilled object " + HexFormat.of().formatHex(id) + ": " + e + "; its entry is dropped");
+            // Recorded before the drop, whose wake-up sends the waiting gets to read it.
+            spilling.recordRestoreFailure(slot, generation, id, RestoreFailureDescriptor.KIND_LOST, reason);
             spilling.dropLost(slot, restoring);
             deleteQuietly(id, slot, generation);
             untrack(slot);
+            retries.remove(slot);
             return;
         }
         pauseForTest("restore");
         spilling.finishRestore(slot, restoring);
+        if (retries.remove(slot) != null) {
+            spilling.clearRestoreFailure(slot, generation);
+        }
         // The file stays: it is still the object's data, so spilling it again writes nothing.
+    }
+
+    /**
+     * A restore found no room, even after spilling others: the object stays spilled, the gets waiting for it
+     * learn why (they fail with it at their timeout), and it is tried again after a pause that doubles up to
+     * {@link #MAX_RETRY_NANOS}.
+     */
+    private void noRoomToRestore(int slot, int generation, byte[] id, long blockSize) {
+        Retry last = retries.get(slot);
+        long delay = last == null || last.generation() != generation ? FIRST_RETRY_NANOS
+            : Math.min(2 * last.delay(), MAX_RETRY_NANOS);
+        retries.put(slot, new Retry(generation, System.nanoTime() + delay, delay));
+        String why = switch (spilling.error()) {
+            case SPILL_ERROR_IO -> "writing spill files to make room failed (is the spill disk full?)";
+            case SPILL_ERROR_LIMIT -> "the spill directory is at its --spill-limit";
+            default -> "everything else in it is pinned or being written";
+        };
+        String reason = "the store has no room for its " + blockSize + "-byte block and the daemon could not make"
+            + " any: " + why + "; release or delete objects, or raise --capacity";
+        if (last == null) {
+            spilling.recordRestoreFailure(slot, generation, id, RestoreFailureDescriptor.KIND_NO_ROOM, reason);
+        }
+        limitedLog.log("restore no room", "cannot restore spilled object " + HexFormat.of().formatHex(id) + ": "
+            + reason + "; trying again in " + delay / 1_000_000 + " ms");
     }
 
     /** Removes files whose objects were deleted; lets creates ask again a second after an error. */

@@ -34,9 +34,11 @@ class PythonLayoutTest {
         Map.entry("NotificationDescriptor", "dev.depot.core.notify.NotificationDescriptor"),
         Map.entry("EventRecordDescriptor", "dev.depot.core.notify.EventRecordDescriptor"),
         Map.entry("Store", "dev.depot.core.store.Store"),
+        Map.entry("RestoreFailureDescriptor", "dev.depot.core.store.RestoreFailureDescriptor"),
         Map.entry("WriterIdDescriptor", "dev.depot.client.WriterIdDescriptor"));
     /** Descriptors Python reads in full: every constant of theirs must have its mirror in _layout.py. */
-    private static final List<String> MIRRORED_IN_FULL = List.of("NotificationDescriptor", "EventRecordDescriptor");
+    private static final List<String> MIRRORED_IN_FULL = List.of("NotificationDescriptor", "EventRecordDescriptor",
+        "RestoreFailureDescriptor");
     /** Constants of format 1.2 in descriptors Python mirrors in part: the subscriber and the counters need them. */
     private static final Map<String, List<String>> MIRRORED_SINCE_1_2 = Map.of(
         "StoreHeaderDescriptor", List.of("NOTIFICATION_OFFSET_OFFSET", "NOTIFICATIONS_MINOR_VERSION", "MINOR_VERSION_OFFSET"),
