@@ -20,12 +20,15 @@ def fake(tmp_path):
     scripts = {
         "dpkg-query": """#!/bin/bash
 p=${@: -1}
-if grep -qx "$p" "$FAKE/installed.txt"; then echo 'install ok installed'; else echo "dpkg-query: no packages found matching $p" >&2; exit 1; fi
+grep -qx "$p" "$FAKE/installed.txt" || { echo "dpkg-query: no packages found matching $p" >&2; exit 1; }
+echo 'install ok installed'
 """,
         "apt-get": """#!/bin/bash
 echo "$*" >> "$FAKE/apt.log"
 [ -e "$FAKE/apt-fails" ] && { echo "E: could not reach the archive" >&2; exit 100; }
-if [ "$1" = install ]; then shift; for a in "$@"; do case $a in -*) ;; *) echo "$a" >> "$FAKE/installed.txt";; esac; done; fi
+[ "$1" = install ] || exit 0
+shift
+for a in "$@"; do case $a in -*) ;; *) echo "$a" >> "$FAKE/installed.txt" ;; esac; done
 """,
         "id": """#!/bin/bash
 cat "$FAKE/uid.txt"
