@@ -11,9 +11,10 @@
 DEPOT_APT_PACKAGES=(python3-distributed python3-dask python3-pytest python3-numpy python3-pandas)
 
 depot_missing_apt_packages() { # prints those of the packages $@ that are not installed, one a line
-  local p
+  local p status
   for p in "$@"; do
-    dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || echo "$p"
+    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    [ "$status" = "install ok installed" ] || echo "$p"
   done
 }
 
