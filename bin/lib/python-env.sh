@@ -30,7 +30,7 @@ depot_python_env() {
     echo "depot: building the Python test environment $venv from ${req#"$root"/} (once per machine)..." >&2
     if ! { "$python" -m venv "$tmp" && "$tmp/bin/python" -m pip install -q --retries 0 "$@" -r "$req"; } \
         >"$tmp.log" 2>&1; then
-      echo "depot: could not build the Python environment for ${req#"$root"/} (pip install $* -r $req);" \
+      echo "depot: could not build the Python environment for ${req#"$root"/} (pip install ${*:+$* }-r $req);" \
         "its log is $tmp.log:" >&2
       tail -n 20 "$tmp.log" >&2
       rm -rf "$tmp"

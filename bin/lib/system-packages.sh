@@ -4,7 +4,7 @@
 #   depot_system_packages   installs the missing ones of DEPOT_APT_PACKAGES when this runs as root on a system
 #                           with apt-get; otherwise, or when apt-get fails (no network), says which are missing and
 #                           how to install them. Returns 0 either way: the tests that need a missing package skip
-#                           and name it.
+#                           and name it. Sets DEPOT_APT_MISSING to those still missing, space-separated.
 #
 # DEPOT_NO_INSTALL=1 installs nothing (it only reports what is missing).
 
@@ -20,9 +20,11 @@ depot_missing_apt_packages() { # prints those of the packages $@ that are not in
 
 depot_system_packages() {
   local missing=() reason log
+  DEPOT_APT_MISSING=""
   if ! command -v dpkg-query >/dev/null 2>&1; then
     echo "depot: not a Debian system (no dpkg-query): not installing ${DEPOT_APT_PACKAGES[*]};" \
       "the tests under /usr/bin/python3 that need them skip" >&2
+    DEPOT_APT_MISSING="${DEPOT_APT_PACKAGES[*]}"
     return 0
   fi
   mapfile -t missing < <(depot_missing_apt_packages "${DEPOT_APT_PACKAGES[@]}")
@@ -46,6 +48,7 @@ depot_system_packages() {
     mapfile -t missing < <(depot_missing_apt_packages "${missing[@]}")
     [ ${#missing[@]} -eq 0 ] && return 0
   fi
+  DEPOT_APT_MISSING="${missing[*]}"
   echo "depot: Debian's ${missing[*]} not installed ($reason): the tests under /usr/bin/python3 that need" \
     "them skip. To run them: apt-get install ${missing[*]} (as root)" >&2
 }
