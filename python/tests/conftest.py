@@ -1,5 +1,7 @@
 """Fixtures: a store directory under /dev/shm and a Java daemon serving it, both always cleaned up."""
 
+import importlib.abc
+import importlib.util
 import os
 import re
 import shutil
@@ -16,6 +18,39 @@ PYTHON_DIR = os.path.join(REPO, "python")
 MODULES = ("depot-core", "depot-client", "depot-server")
 DEFAULT_JDK = "/usr/lib/jvm/temurin-25-jdk-amd64"
 CAPACITY = 64 << 20
+
+
+class FoldersAreNotPackages(importlib.abc.MetaPathFinder):
+    """Where a package the tests use is not installed, a test folder of the same name (``dask/``) would import as
+    a namespace package in its place, since pytest puts this folder on ``sys.path``, and ``importorskip`` would
+    not skip: importing such a name fails as a missing package does."""
+
+    def __init__(self, names):
+        self.names = frozenset(names)
+
+    def find_spec(self, name, path=None, target=None):
+        if name in self.names:
+            raise ModuleNotFoundError("No module named %r (python/tests/%s is a folder of tests)" % (name, name),
+                                      name=name)
+        return None
+
+
+def folders_shadowing_missing_packages(here):
+    """The folders in ``here`` that ``import`` would take for a package: none of that name is installed."""
+    here = os.path.abspath(here)
+    names = []
+    for name in sorted(os.listdir(here)):
+        if name.startswith("_") or not name.isidentifier() or not os.path.isdir(os.path.join(here, name)):
+            continue
+        spec = importlib.util.find_spec(name) if name not in sys.modules else None
+        if spec is not None and spec.origin in (None, "namespace") and all(
+                os.path.dirname(os.path.abspath(p)) == here for p in spec.submodule_search_locations or ()):
+            names.append(name)
+    return names
+
+
+sys.meta_path.insert(0, FoldersAreNotPackages(
+    folders_shadowing_missing_packages(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def _jdk_major(home):

@@ -1,9 +1,10 @@
 """A Python client outlives a daemon: after the daemon is killed and another one started, it reconnects."""
-import numpy as np
 import pytest
 
-import depot
-from conftest import CAPACITY, Child, Daemon, java_command
+np = pytest.importorskip("numpy")
+
+import depot  # noqa: E402
+from conftest import CAPACITY, Child, Daemon, java_command  # noqa: E402
 
 
 def _start_daemon(directory):

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("dask")
 
 import dask  # noqa: E402
-import numpy as np  # noqa: E402
+np = pytest.importorskip("numpy")
 
 import depot.dask  # noqa: E402
 from depot.dask import _pool, _worker  # noqa: E402

@@ -5,9 +5,9 @@ empty partitions, skewed keys and columns that are not plain NumPy arrays; the s
 import copy
 import time
 
-import numpy as np
 import pytest
 
+np = pytest.importorskip("numpy")
 pd = pytest.importorskip("pandas", reason="DataFrame shuffles need pandas")
 dd = pytest.importorskip("dask.dataframe", reason="DataFrame shuffles need dask.dataframe")
 

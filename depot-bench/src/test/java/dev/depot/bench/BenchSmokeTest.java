@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayOutputStream;
@@ -12,9 +13,11 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -27,10 +30,19 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * Runs every benchmark with {@code --quick --json} in this JVM and checks the shape of what it prints (never the
  * timings), and runs the demo; afterwards no benchmark store of this JVM may be left in /dev/shm and no child JVM
- * alive.
+ * alive. A benchmark whose Python driver's interpreter lacks a module the driver imports is skipped, naming the
+ * interpreter, the module and how to provide it: the interpreters are optional, the drivers' code is not.
  */
 class BenchSmokeTest {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** The benchmarks with a Python driver: the interpreter each runs (as it chooses it) and what it imports. */
+    private static final Map<String, PythonDriver> PYTHON_DRIVERS = Map.of(
+        "python-get", new PythonDriver(null, "python3", List.of("numpy"), "python3 -m pip install numpy"),
+        "python-ops", new PythonDriver("DEPOT_BENCH_PYTHON", "python3", List.of(), ""),
+        "dask", new PythonDriver("DEPOT_BENCH_PYTHON", "python3", List.of("dask", "numpy"),
+            "python3 -m pip install dask numpy"),
+        "dask-distributed", new PythonDriver("DEPOT_DISTRIBUTED_PYTHON", "/usr/bin/python3",
+            List.of("distributed", "dask", "numpy"), "apt-get install python3-distributed python3-numpy"));
     private static final Set<String> KEYS = Set.of("name", "case", "figures", "baseline", "ratio", "target", "met");
     private Set<Path> storesBefore;
 
@@ -61,9 +73,17 @@ class BenchSmokeTest {
         assertEquals(List.of(), children, "child processes left running");
     }
 
-    @ParameterizedTest
+    @ParameterizedTest(name = "{0}")
     @MethodSource("benchmarks")
-    void shouldPrintOneJsonObjectPerCaseWithTheExpectedKeys(String name) throws IOException {
+    void shouldPrintOneJsonObjectPerCaseWithTheExpectedKeys(String name) throws IOException, InterruptedException {
+        PythonDriver driver = PYTHON_DRIVERS.get(name);
+        if (driver != null) {
+            String lacking = driver.lacking();
+            if (!lacking.isEmpty()) {
+                System.err.println("BenchSmokeTest: depot bench " + name + " skipped: " + lacking);
+            }
+            assumeTrue(lacking.isEmpty(), () -> "depot bench " + name + " skipped: " + lacking);
+        }
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         int status = BenchMain.run(new String[] {name, "--quick", "--json"}, print(out), System.err);
         assertEquals(0, status, "exit status of depot bench " + name);
@@ -99,6 +119,43 @@ class BenchSmokeTest {
         assertTrue(dir.getFileName().toString().startsWith(BenchStore.PREFIX), storeLine);
         assertFalse(Files.exists(dir), "the demo left its store " + dir);
         assertTrue(text.contains("TCP loopback"), text);
+    }
+
+    /**
+     * A benchmark's Python interpreter: {@code $variable} if set (a null variable: always {@code fallback}), else
+     * {@code fallback}; {@code modules} are what its driver imports besides {@code depot}, {@code hint} how to get
+     * them.
+     */
+    private record PythonDriver(String variable, String fallback, List<String> modules, String hint) {
+        private static final String PROBE = "import importlib.util, sys\n"
+            + "print(' '.join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))";
+
+        /** What the interpreter lacks, said for a person ("" when it has everything). */
+        String lacking() throws IOException, InterruptedException {
+            String env = variable == null ? null : System.getenv(variable);
+            String interpreter = env != null ? env : fallback;
+            String how = (variable == null ? "" : "set " + variable + " to an interpreter that has it"
+                + (hint.isEmpty() ? "" : ", or ")) + hint;
+            List<String> cmd = new ArrayList<>(List.of(interpreter, "-c", PROBE));
+            cmd.addAll(modules);
+            Process p;
+            try {
+                p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            } catch (IOException e) {
+                return "its interpreter " + interpreter + " cannot be run (" + e.getMessage() + "); " + how;
+            }
+            try {
+                String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+                if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                    return "its interpreter " + interpreter + " failed to start: " + out + "; " + how;
+                }
+                return out.isEmpty() ? ""
+                    : "its interpreter " + interpreter + " has no module " + out.replace(" ", ", ") + "; " + how;
+            } finally {
+                p.destroyForcibly();
+                p.waitFor();
+            }
+        }
     }
 
     private static PrintStream print(ByteArrayOutputStream b) {
