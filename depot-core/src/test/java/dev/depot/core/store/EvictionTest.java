@@ -132,6 +132,43 @@ class EvictionTest {
         }
     }
 
+    /**
+     * A fresh 64 MiB store holding ten 5 MiB objects: the first two are read (pinned and released), then four
+     * more are put. The evictions the puts need take unread objects, oldest first; the two read survive.
+     */
+    @Test
+    void shouldKeepObjectsReadAfterOthersWereWrittenOverThoseObjects() {
+        long size = 5L << 20;
+        try (var f = new StoreFixture(StoreLayout.forCapacity(64L << 20, 8, 64, 1024))) {
+            List<TestId> ids = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                TestId id = f.newId();
+                f.put(id, size);
+                ids.add(id);
+            }
+            for (TestId id : ids.subList(0, 2)) {
+                f.store.unpin(f.pin(id));
+            }
+            List<TestId> later = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                TestId id = f.newId();
+                f.store.seal(f.store.create(id.w0(), id.w1(), id.w2(), size, new byte[0], true, id.text()));
+                later.add(id);
+            }
+            long evictions = f.store.statistics().evictionCount();
+            assertTrue(evictions > 0, "the store filled up");
+            assertEquals(List.of(true, true), ids.subList(0, 2).stream().map(id -> present(f, id)).toList(),
+                "the two objects read survive");
+            List<Boolean> unread = ids.subList(2, 10).stream().map(id -> present(f, id)).toList();
+            for (int i = 0; i < unread.size(); i++) {
+                assertEquals(i >= evictions, unread.get(i), "unread object " + (i + 2) + " of 10 (" + evictions
+                    + " evicted, oldest first): " + unread);
+            }
+            assertTrue(later.stream().allMatch(id -> present(f, id)));
+            f.assertConsistent();
+        }
+    }
+
     @Test
     void shouldNeverEvictPinnedObjects() {
         try (var f = new StoreFixture()) {
