@@ -87,9 +87,10 @@ class IndexEntryDescriptor:
     BLOCK_OFFSET_OFFSET = 32
     DATA_LENGTH_OFFSET = 40
     CREATE_TIME_OFFSET = 48
-    LAST_ACCESS_OFFSET = 56
+    LAST_ACCESS_OFFSET = 56  # last use, epoch µs: the seal, then pin releases (at most one per interval)
     ENTRY_LENGTH = 64
     MAX_PROBE = 1024
+    USE_RECORD_INTERVAL_MICROS = 100
     # the state word: generation (32) | flags (8) | owner client (16) | state (8)
     STATE_BITS = 8
     OWNER_SHIFT = 8

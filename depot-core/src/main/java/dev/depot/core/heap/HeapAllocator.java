@@ -193,6 +193,12 @@ public final class HeapAllocator {
         heap.set(ValueLayout.JAVA_LONG, offset + CLOCK_STAMP_OFFSET, millis);
     }
 
+    /** The offset of the block before the one at {@code offset} (a block boundary), or -1 for the first. */
+    public long previousBlock(long offset) {
+        checkBlock(offset);
+        return offset == 0 ? NONE : offset - prevSize(offset);
+    }
+
     /** True when the block at {@code offset} (a block boundary) is free. */
     public boolean isFreeBlock(long offset) {
         checkBlock(offset);
