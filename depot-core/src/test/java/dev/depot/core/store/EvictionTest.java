@@ -111,7 +111,7 @@ class EvictionTest {
     }
 
     @Test
-    void shouldGiveARecentlyReadObjectASecondChance() {
+    void shouldNeverEvictTheObjectReadBeforeEachCreate() {
         try (var f = new StoreFixture()) {
             long size = 7000;
             long block = HeapBlockDescriptor.blockSizeFor(size, 0);
@@ -198,6 +198,26 @@ class EvictionTest {
             f.store.evict(1);
             assertTrue(present(f, ids.get(0)), "read just now");
             assertTrue(!present(f, ids.get(1)));
+        }
+    }
+
+    @Test
+    void shouldRecordAUseWhenThePinIsReleasedAndNotWhenItIsTaken() {
+        try (var f = new StoreFixture()) {
+            TestId id = putWithAccessTimes(f, 1000, 1000).get(0);
+            Pin p = f.pin(id);
+            assertEquals(1000, f.store.index.lastUseMicros(p.slot()), "a get stores nothing to the entry");
+            long before = dev.depot.core.index.ObjectIndex.nowMicros();
+            f.store.unpin(p);
+            long recorded = f.store.index.lastUseMicros(p.slot());
+            assertTrue(recorded >= before, "the release records the use: " + recorded + " < " + before);
+            // A use recorded in the future is less than the interval old whenever the release comes.
+            long ahead = recorded + 60_000_000L;
+            Pin again = f.pin(id);
+            f.store.index.touch(again.slot(), ahead);
+            f.store.unpin(again);
+            assertEquals(ahead, f.store.index.lastUseMicros(again.slot()),
+                "a release less than the interval after the last recorded use stores nothing");
         }
     }
 
