@@ -26,8 +26,9 @@ package dev.depot.core.index;
  *   +---------------------------------------------------------------+ 64
  * </pre>
  * The fields at 8..56 are written before the state word is published with a release store (insert) and are
- * not changed while the entry is live, except the last use and the block offset of a spilled entry, which the restorer writes
- * under the lock before it publishes RESTORING (nobody reads the block of a SPILLED or RESTORE_WANTED entry).
+ * not changed while the entry is live, except the last use, and the block offset of a spilled entry, which the
+ * restorer writes under the lock before it publishes RESTORING (nobody reads the block of a SPILLED or
+ * RESTORE_WANTED entry).
  *
  * <p>The flags byte of the state word (bits 24..31, minor version 1) holds {@link #FLAG_KEEP}: the object is
  * never evicted, only spilled. Flags are set at insert and kept by every transition of a live object
