@@ -25,8 +25,8 @@ NONE = -1
 _I64 = struct.Struct("<q")
 _BINS = struct.Struct("<%dq" % H.FREE_BINS)
 _TWO = struct.Struct("<qq")
-assert (HB.PREV_SIZE_OFFSET == HB.SIZE_OFFSET + 8 and HB.PREV_FREE_OFFSET == HB.NEXT_FREE_OFFSET + 8
-        and HB.CLOCK_STAMP_OFFSET == HB.OWNER_SLOT_OFFSET + 8), "heap block fields moved: update _TWO"
+assert (HB.PREV_SIZE_OFFSET == HB.SIZE_OFFSET + 8
+        and HB.PREV_FREE_OFFSET == HB.NEXT_FREE_OFFSET + 8), "heap block fields moved: update _TWO"
 
 
 def bin_of(size):
@@ -196,10 +196,6 @@ class HeapAllocator:
             start = offset - prev_size
             self._unlink(start, prev_size)
             length += prev_size
-        hand = _I64.unpack_from(self._mm, H.EVICTION_HAND_OFFSET)[0]
-        if start < hand < start + length:
-            # The eviction hand stays on a block boundary: inside the merged block it moves to its start.
-            _I64.pack_into(self._mm, H.EVICTION_HAND_OFFSET, start)
         self._write_block(start, length, True, 0 if start == 0 else self._prev_size(start))
         if start != offset:
             # Merged into its predecessor: its own header keeps the FREE bit too, so a second free is caught.
@@ -208,5 +204,5 @@ class HeapAllocator:
         self._push_free(start, length)
 
     def set_owner(self, offset, index_slot):
-        """Records which index slot owns the allocated block; its clock stamp starts at 0."""
-        _TWO.pack_into(self._mm, self._heap + offset + HB.OWNER_SLOT_OFFSET, index_slot, 0)
+        """Records which index slot owns the allocated block."""
+        _I64.pack_into(self._mm, self._heap + offset + HB.OWNER_SLOT_OFFSET, index_slot)

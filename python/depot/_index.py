@@ -27,13 +27,10 @@ from ._pins import Pin, pin_record
 from .errors import DepotError, ObjectLostError, StoreFormatError, StoreFullError
 
 _ID_WORDS = struct.Struct("<QQI")
-# An entry's metadata length, block offset, data length and (past 8 other bytes) last access: one read. The
-# first three do not change while the entry is pinned; the last access is a hint that others store to (opaque),
-# so this plain read may see it torn, which at worst stores the hint once more (or once less).
-_PLACE = struct.Struct("<IQQ8xQ")
+# An entry's metadata length, block offset and data length: one read. They do not change while it is pinned.
+_PLACE = struct.Struct("<IQQ")
 assert (IE.BLOCK_OFFSET_OFFSET == IE.METADATA_LENGTH_OFFSET + 4
-        and IE.DATA_LENGTH_OFFSET == IE.BLOCK_OFFSET_OFFSET + 8
-        and IE.LAST_ACCESS_OFFSET == IE.DATA_LENGTH_OFFSET + 16), "entry fields moved: update _PLACE"
+        and IE.DATA_LENGTH_OFFSET == IE.BLOCK_OFFSET_OFFSET + 8), "entry fields moved: update _PLACE"
 _MASK64 = (1 << 64) - 1
 # A restore failure record's slot, generation, kind and reason length: one read.
 _FAILURE = struct.Struct("<iIiI")
@@ -134,7 +131,7 @@ class IndexReader:
     def _located(self, index_slot, pin):
         m = self.mapping
         entry = self._entries_offset + index_slot * IE.ENTRY_LENGTH
-        metadata_length, block, size, last_access = _PLACE.unpack_from(m.mm, entry + IE.METADATA_LENGTH_OFFSET)
+        metadata_length, block, size = _PLACE.unpack_from(m.mm, entry + IE.METADATA_LENGTH_OFFSET)
         data_offset = m.heap_offset + block + HB.HEADER_LENGTH
         if (block >= m.heap_length or metadata_length > Store.MAX_METADATA_LENGTH
                 or data_offset + size + metadata_length > m.file_length):
@@ -142,10 +139,7 @@ class IndexReader:
             raise StoreFormatError("index slot %d of %s is corrupt: block %d, %d bytes of data and %d of metadata do "
                                    "not fit the %d-byte heap; run `depot doctor`"
                                    % (index_slot, m.path, block, size, metadata_length, m.heap_length))
-        now = time.time_ns() // 1_000_000
-        # For LRU eviction, a hint: stored only when the millisecond changed, so readers share the cache line.
-        if last_access != now:
-            atomics.put_long_opaque(self._entries + index_slot * IE.ENTRY_LENGTH + IE.LAST_ACCESS_OFFSET, now)
+        # No store to the entry here: the use is recorded when the pin is released (``Pin.release``).
         return Located(pin, data_offset, size, data_offset + size, metadata_length)
 
     # ---- spilled objects -------------------------------------------------------------------------------

@@ -37,7 +37,6 @@ class StoreHeaderDescriptor:
     SPACE_SEQUENCE_OFFSET = 308
     KEPT_BYTES_OFFSET = 312
     KEPT_OBJECTS_OFFSET = 320
-    EVICTION_HAND_OFFSET = 328
     FUTEX_WAITERS_OFFSET = 384
     SPACE_WAITERS_OFFSET = 388
     EVICTING_SPACE_WAITERS_OFFSET = 392
@@ -91,9 +90,10 @@ class IndexEntryDescriptor:
     BLOCK_OFFSET_OFFSET = 32
     DATA_LENGTH_OFFSET = 40
     CREATE_TIME_OFFSET = 48
-    LAST_ACCESS_OFFSET = 56
+    LAST_ACCESS_OFFSET = 56  # last use, epoch µs: the seal, then pin releases (at most one per interval)
     ENTRY_LENGTH = 64
     MAX_PROBE = 1024
+    USE_RECORD_INTERVAL_MICROS = 100
     # the state word: generation (32) | flags (8) | owner client (16) | state (8)
     STATE_BITS = 8
     OWNER_SHIFT = 8
@@ -112,7 +112,6 @@ class HeapBlockDescriptor:
     NEXT_FREE_OFFSET = 16
     PREV_FREE_OFFSET = 24
     OWNER_SLOT_OFFSET = 32
-    CLOCK_STAMP_OFFSET = 40
     HEADER_LENGTH = 64
     ALIGNMENT = 64
     FREE_BIT = 1

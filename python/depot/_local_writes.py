@@ -186,8 +186,9 @@ class LocalWrites:
             generation = ((self._state_word_acquire(free) >> IE.GENERATION_SHIFT) + 1) & _MASK32
             entry = self._entries_offset + free * IE.ENTRY_LENGTH
             mm[entry + IE.ID_OFFSET:entry + IE.ID_OFFSET + IE.ID_LENGTH] = raw
-            now = time.time_ns() // 1_000_000
-            _FIELDS.pack_into(mm, entry + IE.METADATA_LENGTH_OFFSET, len(metadata), block, size, now, now)
+            now = time.time_ns() // 1000
+            # created (epoch ms) and last used (epoch µs), as Java's ObjectIndex.insert
+            _FIELDS.pack_into(mm, entry + IE.METADATA_LENGTH_OFFSET, len(metadata), block, size, now // 1000, now)
             flags = IE.FLAG_KEEP if keep else 0
             # Publishes the fields above to lock-free readers, who acquire the state word before reading them.
             self._put_state_word_release(free, state_word(generation, self._client, ES.CREATING, flags))
@@ -208,6 +209,9 @@ class LocalWrites:
         """Seals what ``try_create`` made: visible and immutable from now on, and waiters wake. Lock-free."""
         at = self._entries + created.index_slot * IE.ENTRY_LENGTH + IE.STATE_WORD_OFFSET
         creating = self._creating_word(created)
+        # The seal is the object's first use (for eviction); the CAS below publishes it with the data.
+        atomics.put_long_opaque(self._entries + created.index_slot * IE.ENTRY_LENGTH + IE.LAST_ACCESS_OFFSET,
+                                time.time_ns() // 1000)
         if not atomics.compare_and_set_long(at, creating, state_word(created.generation, 0, ES.SEALED, created.flags)):
             raise StoreFormatError("cannot seal object %s in index slot %d: it is no longer being created by this "
                                    "client (state word 0x%x)" % (ObjectId(raw), created.index_slot,

@@ -134,6 +134,18 @@ class ClientSlot:
         if done and self.owned:
             self._release_slot()
 
+    def record_use(self, record):
+        """Records a use of the pinned entry named by ``record`` for eviction (Java's ``ObjectIndex.recordUse``):
+        its last use becomes now, in epoch µs, unless it is less than ``USE_RECORD_INTERVAL_MICROS`` old, so
+        that readers of a hot object share its cache line. Called before the pin is released: the pin keeps
+        the entry this object's."""
+        if self.fork_generation != _process._fork_generation:
+            return  # the parent's pin: not ours to release
+        at = self._entries + ((record >> 32) - 1) * IE.ENTRY_LENGTH + IE.LAST_ACCESS_OFFSET
+        now = time.time_ns() // 1000
+        if now - atomics.get_long_opaque(at) >= IE.USE_RECORD_INTERVAL_MICROS:
+            atomics.put_long_opaque(at, now)
+
     def unpin_quietly(self, position):
         """Clears a record whose pin never took (the entry changed between lookup and pin)."""
         atomics.put_long_volatile(self._records + position * CT.PIN_RECORD_LENGTH, 0)
@@ -187,6 +199,7 @@ class Pin:
             slot = self._cell.pop()  # atomic: of two threads releasing at once, one does it
         except IndexError:
             return
+        slot.record_use(self.record)
         slot.unpin(self.position, self.record)
 
     def __del__(self):

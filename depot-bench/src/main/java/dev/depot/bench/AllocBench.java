@@ -162,7 +162,7 @@ final class AllocBench implements Benchmark {
     /**
      * Drops ids the store evicted; returns the live bytes left. It looks ids up in the index without pinning
      * them: {@code contains} pins, which counts as a use, so calling it on every object after each eviction
-     * would make every object recently used and leave the clock nothing but second chances. A real workload
+     * would make every object recently used, and eviction order would follow the order of the checks. A real workload
      * learns of evictions without reading everything (from events, or a miss on its next get).
      */
     private static long forgetEvicted(DepotClient client, List<ObjectId> ids, List<Long> lengths) {

@@ -94,6 +94,28 @@ class CliCommandsTest {
     }
 
     @Test
+    void shouldKeepObjectsReadWithGetOverOlderUnreadOnesWhenPutsNeedRoom() {
+        int size = 640 << 10;  // ten fill the 8 MiB store to 78 %; four more need room
+        List<String> first = new java.util.ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            first.add(put(randomBytes(size, i)));
+        }
+        for (String id : first.subList(0, 2)) {
+            assertEquals(0, depot.run("get", id).status());
+        }
+        for (int i = 0; i < 4; i++) {
+            put(randomBytes(size, 100 + i));
+        }
+        long evicted = server.client().stats().evictionCount();
+        assertTrue(evicted > 0, "the puts needed room");
+        List<Boolean> present = first.stream().map(id -> depot.run("get", id).status() == 0).toList();
+        assertEquals(List.of(true, true), present.subList(0, 2), "the two objects read survive: " + present);
+        for (int i = 2; i < 10; i++) {
+            assertEquals(i - 2 >= evicted, present.get(i), evicted + " evicted, oldest first: " + present);
+        }
+    }
+
+    @Test
     void shouldRoundTripStdinToStdout() {
         byte[] data = new byte[256 * 3];
         for (int i = 0; i < data.length; i++) {

@@ -2,7 +2,6 @@ package dev.depot.core.heap;
 
 import static dev.depot.core.heap.HeapBlockDescriptor.*;
 import static dev.depot.core.store.StoreHeaderDescriptor.FREE_BINS;
-import static dev.depot.core.store.StoreHeaderDescriptor.EVICTION_HAND_OFFSET;
 import static dev.depot.core.store.StoreHeaderDescriptor.USED_BYTES_OFFSET;
 import static dev.depot.core.store.StoreHeaderDescriptor.freeBinOffset;
 
@@ -63,7 +62,6 @@ public final class HeapAllocator {
         }
         writeBlock(0, heapLength, true, 0);
         pushFree(0, heapLength);
-        header.set(ValueLayout.JAVA_LONG, EVICTION_HAND_OFFSET, 0);
         Atomics.putLongRelease(header, USED_BYTES_OFFSET, 0);
     }
 
@@ -159,11 +157,6 @@ public final class HeapAllocator {
             unlink(start, prevSize);
             length += prevSize;
         }
-        long hand = header.get(ValueLayout.JAVA_LONG, EVICTION_HAND_OFFSET);
-        if (hand > start && hand < start + length) {
-            // The eviction hand stays on a block boundary: inside the merged block it moves to its start.
-            header.set(ValueLayout.JAVA_LONG, EVICTION_HAND_OFFSET, start);
-        }
         writeBlock(start, length, true, start == 0 ? 0 : prevSize(start));
         if (start != offset) {
             // Merged into its predecessor, this block's own header is not rewritten: set its FREE bit too, so
@@ -174,10 +167,9 @@ public final class HeapAllocator {
         pushFree(start, length);
     }
 
-    /** Records which index slot owns the allocated block at {@code offset}; its clock stamp starts at 0. */
+    /** Records which index slot owns the allocated block at {@code offset}. */
     public void setOwner(long offset, int slot) {
         heap.set(ValueLayout.JAVA_LONG, offset + OWNER_SLOT_OFFSET, slot);
-        heap.set(ValueLayout.JAVA_LONG, offset + CLOCK_STAMP_OFFSET, 0);
     }
 
     /** The index slot an allocated block claims as its owner (unverified: check the entry names this block). */
@@ -185,12 +177,10 @@ public final class HeapAllocator {
         return heap.get(ValueLayout.JAVA_LONG, offset + OWNER_SLOT_OFFSET);
     }
 
-    public long clockStamp(long offset) {
-        return heap.get(ValueLayout.JAVA_LONG, offset + CLOCK_STAMP_OFFSET);
-    }
-
-    public void setClockStamp(long offset, long millis) {
-        heap.set(ValueLayout.JAVA_LONG, offset + CLOCK_STAMP_OFFSET, millis);
+    /** The offset of the block before the one at {@code offset} (a block boundary), or -1 for the first. */
+    public long previousBlock(long offset) {
+        checkBlock(offset);
+        return offset == 0 ? NONE : offset - prevSize(offset);
     }
 
     /** True when the block at {@code offset} (a block boundary) is free. */
@@ -256,18 +246,7 @@ public final class HeapAllocator {
             writeBlock(cursor, heapLength - cursor, true, prev);
             pushFree(cursor, heapLength - cursor);
         }
-        header.set(ValueLayout.JAVA_LONG, EVICTION_HAND_OFFSET, 0);
         Atomics.putLongRelease(header, USED_BYTES_OFFSET, used);
-    }
-
-    /** Where the eviction hand resumes: a block boundary (kept so by {@link #free}), or 0 if it is not valid. */
-    public long evictionHand() {
-        long hand = header.get(ValueLayout.JAVA_LONG, EVICTION_HAND_OFFSET);
-        return hand < 0 || hand >= heapLength || (hand & (ALIGNMENT - 1)) != 0 ? 0 : hand;
-    }
-
-    public void setEvictionHand(long offset) {
-        header.set(ValueLayout.JAVA_LONG, EVICTION_HAND_OFFSET, offset >= heapLength ? 0 : offset);
     }
 
     /**
@@ -281,10 +260,7 @@ public final class HeapAllocator {
         long prev = 0;
         long used = 0;
         long freeBlocks = 0;
-        long hand = header.get(ValueLayout.JAVA_LONG, EVICTION_HAND_OFFSET);
-        boolean handOnBoundary = hand == 0;
         while (offset < heapLength) {
-            handOnBoundary |= offset == hand;
             long raw = heap.get(ValueLayout.JAVA_LONG, offset + SIZE_OFFSET);
             long size = raw & ~FREE_BIT;
             if (size < ALIGNMENT || (size & (ALIGNMENT - 1)) != 0 || size > heapLength - offset) {
@@ -302,9 +278,6 @@ public final class HeapAllocator {
             }
             prev = size;
             offset += size;
-        }
-        if (!handOnBoundary) {
-            problems.add("the eviction hand at " + hand + " is not at a block boundary");
         }
         long listed = 0;
         for (int b = 0; b < FREE_BINS; b++) {

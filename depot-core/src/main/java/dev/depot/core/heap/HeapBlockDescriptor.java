@@ -19,15 +19,14 @@ package dev.depot.core.heap;
  *   +---------------------------------------------------------------+ 32
  *   |          Owner: index slot of the object, if allocated         |
  *   +---------------------------------------------------------------+ 40
- *   |  Clock stamp: epoch ms the eviction hand last passed it, if allocated |
- *   +---------------------------------------------------------------+ 48 .. 64 reserved
+ *   +---------------------------------------------------------------+ 40 .. 64 reserved
  *   |  Object data (dataLength) | metadata (metadataLength) | slack  |
  *   +---------------------------------------------------------------+ size
  * </pre>
  * Headers are written only under the allocator lock and are derived state: after a crash, recovery rebuilds
- * every header and free list from the object index, which is the truth (stamps restart at 0). The owner slot
- * lets the eviction hand, which walks blocks in address order, find a block's object; it is trusted only when
- * that index entry is live and names this block.
+ * every header and free list from the object index, which is the truth. The owner slot lets eviction, which
+ * looks at a victim's neighbours in address order, find a block's object; it is trusted only when that index
+ * entry is live and names this block.
  */
 public final class HeapBlockDescriptor {
     public static final int SIZE_OFFSET = 0;
@@ -35,7 +34,6 @@ public final class HeapBlockDescriptor {
     public static final int NEXT_FREE_OFFSET = PREV_SIZE_OFFSET + Long.BYTES;
     public static final int PREV_FREE_OFFSET = NEXT_FREE_OFFSET + Long.BYTES;
     public static final int OWNER_SLOT_OFFSET = PREV_FREE_OFFSET + Long.BYTES;
-    public static final int CLOCK_STAMP_OFFSET = OWNER_SLOT_OFFSET + Long.BYTES;
     public static final int HEADER_LENGTH = 64;
     public static final int ALIGNMENT = 64;
     public static final long FREE_BIT = 1L;

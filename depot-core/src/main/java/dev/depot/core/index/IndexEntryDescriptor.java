@@ -22,16 +22,21 @@ package dev.depot.core.index;
  *   +---------------------------------------------------------------+ 48
  *   |                   Create time (epoch ms)                      |
  *   +---------------------------------------------------------------+ 56
- *   |          Last access (epoch ms, opaque store by readers)      |
+ *   |     Last use (epoch µs: seal or pin release; opaque stores)    |
  *   +---------------------------------------------------------------+ 64
  * </pre>
  * The fields at 8..56 are written before the state word is published with a release store (insert) and are
- * not changed while the entry is live, except the block offset of a spilled entry, which the restorer writes
- * under the lock before it publishes RESTORING (nobody reads the block of a SPILLED or RESTORE_WANTED entry).
+ * not changed while the entry is live, except the last use, and the block offset of a spilled entry, which the
+ * restorer writes under the lock before it publishes RESTORING (nobody reads the block of a SPILLED or
+ * RESTORE_WANTED entry).
  *
  * <p>The flags byte of the state word (bits 24..31, minor version 1) holds {@link #FLAG_KEEP}: the object is
  * never evicted, only spilled. Flags are set at insert and kept by every transition of a live object
  * ({@link #withState}); a deleted entry drops them.
+ *
+ * <p>The last use orders eviction (least recently used first). The writer stores it with the seal; a reader
+ * stores it when it releases its pin (never on the get itself), unless the entry holds a use less than
+ * {@link #USE_RECORD_INTERVAL_MICROS} old. The create time is in epoch milliseconds.
  */
 public final class IndexEntryDescriptor {
     public static final int STATE_WORD_OFFSET = 0;
@@ -49,6 +54,13 @@ public final class IndexEntryDescriptor {
     public static final int CREATE_TIME_OFFSET = DATA_LENGTH_OFFSET + Long.BYTES;
     public static final int LAST_ACCESS_OFFSET = CREATE_TIME_OFFSET + Long.BYTES;
     public static final int ENTRY_LENGTH = 64;
+
+    /**
+     * A release records its use only when the entry's last use is at least this old: the readers of a hot
+     * object store to its line at most once per interval, and an object's recorded use is at most this much
+     * older than its last release.
+     */
+    public static final long USE_RECORD_INTERVAL_MICROS = 100;
 
     private static final int STATE_BITS = 8;
     private static final int OWNER_SHIFT = STATE_BITS;

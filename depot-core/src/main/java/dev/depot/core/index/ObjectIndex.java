@@ -211,8 +211,8 @@ public final class ObjectIndex {
         entries.set(ValueLayout.JAVA_INT, base + METADATA_LENGTH_OFFSET, metadataLength);
         entries.set(ValueLayout.JAVA_LONG, base + BLOCK_OFFSET_OFFSET, blockOffset);
         entries.set(ValueLayout.JAVA_LONG, base + DATA_LENGTH_OFFSET, dataLength);
-        long now = System.currentTimeMillis();
-        entries.set(ValueLayout.JAVA_LONG, base + CREATE_TIME_OFFSET, now);
+        long now = nowMicros();
+        entries.set(ValueLayout.JAVA_LONG, base + CREATE_TIME_OFFSET, now / 1000);
         entries.set(ValueLayout.JAVA_LONG, base + LAST_ACCESS_OFFSET, now);
         // Publishes the fields above to lock-free readers, who acquire the state word before reading them.
         putStateWordRelease(target, stateWord(generation, owner, EntryState.CREATING, flags));
@@ -281,20 +281,31 @@ public final class ObjectIndex {
      * lock-free scan; the caller validates each slot with a CAS before acting on it.
      */
     public int[] leastRecentlySealed(int max, boolean kept) {
-        // Max-heap on last access: keeps the max smallest.
-        java.util.PriorityQueue<long[]> newest = new java.util.PriorityQueue<>(max + 1,
-            (a, b) -> Long.compare(b[0], a[0]));
+        return leastRecentlySealedAfter(max, kept, Long.MIN_VALUE, -1);
+    }
+
+    /**
+     * As {@link #leastRecentlySealed}, among the entries that come after ({@code afterUse}, {@code afterSlot}) in
+     * the order of (last use, slot): called with the last entry of one batch, it returns the next batch.
+     */
+    public int[] leastRecentlySealedAfter(int max, boolean kept, long afterUse, int afterSlot) {
+        // Max-heap on (last use, slot): keeps the max smallest.
+        java.util.PriorityQueue<long[]> newest = new java.util.PriorityQueue<>(max + 1, ObjectIndex::newerFirst);
         for (int slot = 0; slot < slots(); slot++) {
             long sw = stateWordAcquire(slot);
             if (state(sw) != EntryState.SEALED || isKept(sw) != kept) {
                 continue;
             }
-            long access = lastAccess(slot);
+            long use = lastUseMicros(slot);
+            if (use < afterUse || (use == afterUse && slot <= afterSlot)) {
+                continue;
+            }
+            long[] e = {use, slot};
             if (newest.size() < max) {
-                newest.add(new long[] {access, slot});
-            } else if (access < newest.peek()[0]) {
+                newest.add(e);
+            } else if (newerFirst(newest.peek(), e) < 0) {
                 newest.poll();
-                newest.add(new long[] {access, slot});
+                newest.add(e);
             }
         }
         int[] out = new int[newest.size()];
@@ -304,23 +315,36 @@ public final class ObjectIndex {
         return out;
     }
 
-    public long lastAccess(int slot) {
-        return Atomics.getLongAcquire(entries, entryOffset(slot) + LAST_ACCESS_OFFSET);
+    private static int newerFirst(long[] a, long[] b) {
+        int c = Long.compare(b[0], a[0]);
+        return c != 0 ? c : Long.compare(b[1], a[1]);
     }
 
-    /** Records a use for LRU eviction; a hint, so an opaque store (no ordering) is enough. */
-    public void touch(int slot, long nowMillis) {
-        Atomics.putLongOpaque(entries, entryOffset(slot) + LAST_ACCESS_OFFSET, nowMillis);
+    /** The time of the entry's last recorded use (its seal, or the release of a pin), epoch microseconds. */
+    public long lastUseMicros(int slot) {
+        return Atomics.getLongOpaque(entries, entryOffset(slot) + LAST_ACCESS_OFFSET);
+    }
+
+    /** Sets the entry's last use (epoch microseconds); a hint, so an opaque store (no ordering) is enough. */
+    public void touch(int slot, long nowMicros) {
+        Atomics.putLongOpaque(entries, entryOffset(slot) + LAST_ACCESS_OFFSET, nowMicros);
     }
 
     /**
-     * As {@link #touch}, but skips the store when the entry already holds this millisecond: readers of a hot
-     * object then share its cache line instead of bouncing it between cores on every get.
+     * Records a use at {@code nowMicros} unless the entry holds one less than {@link #USE_RECORD_INTERVAL_MICROS}
+     * older: readers of a hot object then share its cache line instead of taking it from each other on every
+     * release. The caller pins the entry, so the slot cannot be given to another object meanwhile.
      */
-    public void touchIfStale(int slot, long nowMillis) {
+    public void recordUse(int slot, long nowMicros) {
         long at = entryOffset(slot) + LAST_ACCESS_OFFSET;
-        if (Atomics.getLongOpaque(entries, at) != nowMillis) {
-            Atomics.putLongOpaque(entries, at, nowMillis);
+        if (nowMicros - Atomics.getLongOpaque(entries, at) >= USE_RECORD_INTERVAL_MICROS) {
+            Atomics.putLongOpaque(entries, at, nowMicros);
         }
+    }
+
+    /** The wall clock in microseconds since the epoch, the unit of an entry's last use. */
+    public static long nowMicros() {
+        java.time.Instant now = java.time.Instant.now();
+        return now.getEpochSecond() * 1_000_000 + now.getNano() / 1000;
     }
 }

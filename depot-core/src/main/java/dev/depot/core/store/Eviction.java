@@ -7,20 +7,25 @@ import static dev.depot.core.store.StoreHeaderDescriptor.EVICTED_BYTES_OFFSET;
 import static dev.depot.core.store.StoreHeaderDescriptor.EVICTION_COUNT_OFFSET;
 
 import dev.depot.core.clients.ClientTableDescriptor;
+import dev.depot.core.heap.HeapBlockDescriptor;
 import dev.depot.core.index.EntryState;
 import dev.depot.core.index.IndexEntryDescriptor;
 
 /**
- * Eviction of sealed, unpinned objects without the KEEP flag, under the allocator lock. For a create, a clock
- * hand finds a window of adjacent blocks that makes the gap needed ({@link #evictUntilAllocated}); for an explicit
- * {@code evict(bytes)} or a full index, candidates are gathered in batches of the {@link #BATCH} oldest by one
- * scan of the index and evicted oldest first, only until the request is met.
+ * Eviction of sealed, unpinned objects without the KEEP flag, under the allocator lock, least recently used
+ * first: by the last use each index entry records (its seal, or the release of a pin; {@link
+ * IndexEntryDescriptor}). For a create ({@link #evictUntilAllocated}) the victims must also lie side by side to
+ * make one gap: the candidates are taken in order of last use, and the first one whose blocks, with earlier
+ * candidates and free blocks next to it, make the gap needed decides; only the blocks of that gap are evicted.
+ * For an explicit {@code evict(bytes)} or a full index, candidates are evicted in that order until the request
+ * is met.
  *
  * <p>Evicting one entry: CAS SEALED to EVICTING(me), then scan pin records (volatile; Dekker with pinners). If
  * nobody pins it, free it; otherwise put it back to SEALED. A reader that meets EVICTING waits for the outcome.
  */
 final class Eviction {
-    private static final int BATCH = 64;
+    /** Candidates taken from one scan of the index. */
+    private static final int BATCH = 256;
 
     private final Store store;
 
@@ -29,27 +34,17 @@ final class Eviction {
     }
 
     /**
-     * Windows (runs of free and evictable blocks large enough) compared before the cheapest is evicted. Each
-     * window past the first is one more block visit, so this bounds the work of a create.
-     */
-    private static final int WINDOWS_COMPARED = 64;
-    /**
-     * A window costs the bytes it evicts plus, per victim, the gap needed >> this (a quarter of it): of two
-     * windows that evict about as much, the one with fewer victims wins, and a window of many small objects
-     * no longer beats one large object for a few bytes. (On {@code depot bench alloc}, bytes alone: 2.9 victims
-     * per create that needs room; with this: 1.3, and fewer evicted bytes in all.)
+     * Of the windows of a run that make the gap, the cheapest goes: a window costs the bytes it evicts plus, per
+     * victim, the gap needed >> this (a quarter of it), so of two windows that evict about as much the one with
+     * fewer victims wins.
      */
     private static final int COUNT_COST_SHIFT = 2;
 
     /**
      * Evicts a window of adjacent blocks, free or evictable, that together make a block of {@code blockSize},
-     * and allocates it; returns its offset or -1. A clock hand walks the heap in address order from where it
-     * last stopped: a block is evictable when it is SEALED, not KEEP, unpinned and not used since the hand last
-     * passed it (its clock stamp); a used one gets its stamp set (a second chance) and breaks the run. Of the
-     * first {@link #WINDOWS_COMPARED} windows met, the cheapest goes (bytes evicted, plus a charge per victim:
-     * {@link #COUNT_COST_SHIFT}), so free neighbours count towards the gap and only as much is evicted as it
-     * needs. Each call visits a bounded
-     * number of windows past the hand, so the work per victim is O(1) amortised.
+     * and allocates it; returns its offset or -1. The window is the one whose most recently used victim was
+     * used longest ago: no object is evicted while objects used before it, with free space, could have made the
+     * gap. Candidates come in batches of {@link #BATCH} from one scan of the index each.
      */
     long evictUntilAllocated(long blockSize) {
         for (int attempt = 0; attempt < 3; attempt++) {
@@ -57,149 +52,157 @@ final class Eviction {
             if (best == null) {
                 return -1;
             }
-            // Set before the frees: a free that merges the block at the hand into its neighbour moves the hand
-            // to the merged block's start, so it always names a block boundary.
-            store.allocator.setEvictionHand(best.end);
             boolean all = evictAll(best.victims, best.victimCount);
             long block = store.allocator.allocate(blockSize);
             if (block >= 0 || all) {
                 return block;  // all evicted: the window's blocks coalesced into one of blockSize or more
             }
-            // A victim was pinned or deleted meanwhile: look again from after the window.
+            // A victim was pinned or deleted meanwhile: choose again.
         }
         return -1;
     }
 
-    /** The cheapest window among the first ones past the hand, or null when two turns find none. */
-    private Window findWindow(long blockSize) {
-        var allocator = store.allocator;
-        long heapLength = allocator.heapLength();
-        long now = System.currentTimeMillis();
-        long pos = allocator.evictionHand();
-        Run run = new Run();
-        Window best = null;
-        int compared = 0;
-        for (long walked = 0; walked < 2 * heapLength && compared < WINDOWS_COMPARED; ) {
-            if (pos >= heapLength) {
-                pos = 0;
-                run.clear();
-            }
-            long size = allocator.blockSize(pos);
-            int slot = allocator.isFreeBlock(pos) ? -1 : evictableOwner(pos, now);
-            if (slot == NOT_EVICTABLE) {
-                run.clear();
-            } else {
-                run.add(pos, size, slot);
-                if (run.bytes >= blockSize) {
-                    run.shrinkTo(blockSize);
-                    compared++;
-                    long cost = run.victimBytes + run.victimCount * (blockSize >> COUNT_COST_SHIFT);
-                    if (best == null || cost < best.cost) {
-                        best = run.window(pos + size, cost);
+    /**
+     * The window made by the least recently used candidates, or null when all of them make none. Candidates
+     * with the same last use are taken together, and the cheapest window through any of them wins.
+     */
+    private Window findWindow(long need) {
+        var index = store.index;
+        java.util.Set<Integer> pinned = new java.util.HashSet<>();
+        store.clients.forEachPin((client, record) -> pinned.add(ClientTableDescriptor.pinnedSlot(record)));
+        // Block offset -> index slot of the candidates taken so far.
+        java.util.Map<Long, Integer> taken = new java.util.HashMap<>();
+        java.util.List<Long> group = new java.util.ArrayList<>();
+        long groupUse = Long.MIN_VALUE;
+        int afterSlot = -1;
+        while (true) {
+            int[] batch = index.leastRecentlySealedAfter(BATCH, false, groupUse, afterSlot);
+            for (int slot : batch) {
+                long use = index.lastUseMicros(slot);
+                if (use != groupUse) {
+                    Window w = cheapestThrough(group, need, taken);
+                    if (w != null) {
+                        return w;
                     }
-                    run.dropFirst();
+                    group.clear();
+                    groupUse = use;
+                }
+                afterSlot = slot;
+                long block = index.blockOffset(slot);
+                if (!pinned.contains(slot) && ownsBlock(slot, block)) {
+                    taken.put(block, slot);
+                    group.add(block);
                 }
             }
-            pos += size;
-            walked += size;
+            if (batch.length < BATCH) {
+                return cheapestThrough(group, need, taken);
+            }
         }
-        if (best == null) {
-            allocator.setEvictionHand(pos);
+    }
+
+    /** The cheapest window through one of {@code blocks} (just taken), or null. */
+    private Window cheapestThrough(java.util.List<Long> blocks, long need, java.util.Map<Long, Integer> taken) {
+        Window best = null;
+        for (long block : blocks) {
+            Window w = windowThrough(block, need, taken);
+            if (w != null && (best == null || w.cost < best.cost)) {
+                best = w;
+            }
         }
         return best;
     }
 
-    /** A chosen window: its victims' slots, the bytes they hold, and where the hand goes after it. */
-    private record Window(long[] victims, int victimCount, long victimBytes, long end, long cost) {
+    /** True when {@code block} is an allocated block of the heap whose header names {@code slot} its owner. */
+    private boolean ownsBlock(int slot, long block) {
+        var allocator = store.allocator;
+        return block >= 0 && block < allocator.heapLength() && (block & (HeapBlockDescriptor.ALIGNMENT - 1)) == 0
+            && !allocator.isFreeBlock(block) && allocator.ownerOf(block) == slot;
     }
-
-    /** The current run of adjacent free and evictable blocks, as a queue (blocks leave from the front). */
-    private static final class Run {
-        private long[] sizes = new long[16];
-        private long[] slots = new long[16];
-        private int head;
-        private int tail;
-        long bytes;
-        long victimBytes;
-        int victimCount;
-
-        void clear() {
-            head = 0;
-            tail = 0;
-            bytes = 0;
-            victimBytes = 0;
-            victimCount = 0;
-        }
-
-        void add(long offset, long size, int slot) {
-            if (tail == sizes.length) {
-                int n = tail - head;
-                long[] s = new long[Math.max(16, n * 2)];
-                long[] o = new long[s.length];
-                System.arraycopy(sizes, head, s, 0, n);
-                System.arraycopy(slots, head, o, 0, n);
-                sizes = s;
-                slots = o;
-                head = 0;
-                tail = n;
-            }
-            sizes[tail] = size;
-            slots[tail] = slot;
-            tail++;
-            bytes += size;
-            victimBytes += slot >= 0 ? size : 0;
-            victimCount += slot >= 0 ? 1 : 0;
-        }
-
-        /** Drops blocks from the front while the rest still make {@code need} bytes. */
-        void shrinkTo(long need) {
-            while (tail - head > 1 && bytes - sizes[head] >= need) {
-                dropFirst();
-            }
-        }
-
-        void dropFirst() {
-            bytes -= sizes[head];
-            victimBytes -= slots[head] >= 0 ? sizes[head] : 0;
-            victimCount -= slots[head] >= 0 ? 1 : 0;
-            head++;
-        }
-
-        Window window(long end, long cost) {
-            long[] victims = new long[tail - head];
-            int n = 0;
-            for (int i = head; i < tail; i++) {
-                if (slots[i] >= 0) {
-                    victims[n++] = slots[i];
-                }
-            }
-            return new Window(victims, n, victimBytes, end, cost);
-        }
-    }
-
-    private static final int NOT_EVICTABLE = -2;
 
     /**
-     * The index slot of the allocated block at {@code block} when it may be evicted now, else
-     * {@link #NOT_EVICTABLE}; gives a used block its second chance (stamps it).
+     * The cheapest window that contains {@code block} within the run of free and taken blocks around it and
+     * makes {@code need} bytes, or null when the run is too short.
      */
-    private int evictableOwner(long block, long now) {
-        var index = store.index;
-        long owner = store.allocator.ownerOf(block);
-        if (owner < 0 || owner >= index.slots() || index.blockOffset((int) owner) != block) {
-            return NOT_EVICTABLE;
+    private Window windowThrough(long block, long need, java.util.Map<Long, Integer> taken) {
+        var allocator = store.allocator;
+        java.util.ArrayDeque<long[]> run = new java.util.ArrayDeque<>();  // {offset, size, slot or -1}
+        long bytes = allocator.blockSize(block);
+        run.add(new long[] {block, bytes, taken.get(block)});
+        for (long b = allocator.previousBlock(block); b >= 0; b = allocator.previousBlock(b)) {
+            long[] e = member(b, taken);
+            if (e == null) {
+                break;
+            }
+            run.addFirst(e);
+            bytes += e[1];
         }
-        int slot = (int) owner;
-        long sw = index.stateWordAcquire(slot);
-        if (state(sw) != EntryState.SEALED || IndexEntryDescriptor.isKept(sw)) {
-            return NOT_EVICTABLE;
+        for (long b = block + allocator.blockSize(block); b < allocator.heapLength(); b += allocator.blockSize(b)) {
+            long[] e = member(b, taken);
+            if (e == null) {
+                break;
+            }
+            run.addLast(e);
+            bytes += e[1];
         }
-        long stamp = store.allocator.clockStamp(block);
-        if (index.lastAccess(slot) >= stamp) {
-            store.allocator.setClockStamp(block, now + 1);
-            return NOT_EVICTABLE;
+        if (bytes < need) {
+            return null;
         }
-        return slot;
+        long[][] blocks = run.toArray(new long[0][]);
+        int k = 0;
+        while (blocks[k][0] != block) {
+            k++;
+        }
+        // For each start at or before k, the shortest window from it that reaches past k and makes the gap.
+        Window best = null;
+        int end = k;
+        long sum = 0;
+        for (int i = 0; i <= end; i++) {
+            sum += blocks[i][1];
+        }
+        for (int start = 0; start <= k; start++) {
+            while (sum < need && end + 1 < blocks.length) {
+                sum += blocks[++end][1];
+            }
+            if (sum < need) {
+                break;
+            }
+            long victimBytes = 0;
+            int victims = 0;
+            for (int i = start; i <= end; i++) {
+                if (blocks[i][2] >= 0) {
+                    victimBytes += blocks[i][1];
+                    victims++;
+                }
+            }
+            long cost = victimBytes + victims * (need >> COUNT_COST_SHIFT);
+            if (best == null || cost < best.cost) {
+                long[] slots = new long[victims];
+                int n = 0;
+                for (int i = start; i <= end; i++) {
+                    if (blocks[i][2] >= 0) {
+                        slots[n++] = blocks[i][2];
+                    }
+                }
+                best = new Window(slots, n, cost);
+            }
+            sum -= blocks[start][1];
+        }
+        return best;
+    }
+
+    /** {offset, size, slot} of a taken block, {offset, size, -1} of a free one, null for any other. */
+    private long[] member(long b, java.util.Map<Long, Integer> taken) {
+        var allocator = store.allocator;
+        long size = allocator.blockSize(b);
+        if (allocator.isFreeBlock(b)) {
+            return new long[] {b, size, -1};
+        }
+        Integer slot = taken.get(b);
+        return slot == null ? null : new long[] {b, size, slot};
+    }
+
+    /** A chosen window: its victims' slots and its cost. */
+    private record Window(long[] victims, int victimCount, long cost) {
     }
 
     /** Evicts every slot of a window; false (having evicted some) when one of them could not be evicted. */

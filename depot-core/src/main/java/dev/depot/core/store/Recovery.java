@@ -187,7 +187,7 @@ public final class Recovery {
         return null;
     }
 
-    /** Names each allocated block's index slot in its header, for the eviction hand. */
+    /** Names each allocated block's index slot in its header, for eviction. */
     private void setOwners() {
         var index = store.index;
         for (int slot = 0; slot < index.slots(); slot++) {

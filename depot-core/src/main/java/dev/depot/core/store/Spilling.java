@@ -272,7 +272,7 @@ public final class Spilling {
             throw new IllegalStateException("restored entry in slot " + slot + " changed under its restorer (state word 0x"
                 + Long.toHexString(index.stateWordVolatile(slot)) + ")");
         }
-        index.touch(slot, System.currentTimeMillis());
+        index.touch(slot, ObjectIndex.nowMicros());
         store.addCounter(RESTORE_COUNT_OFFSET, 1);
         store.publish(restored);
         store.notifySealed(slot);

@@ -465,6 +465,8 @@ public final class Store implements AutoCloseable {
         long creating = creatingWord(slot, gen);
         // Read while the entry is ours (CREATING): once sealed, a delete may free the slot for another object.
         EventDraft sealed = draftEvent(EventRecordDescriptor.TYPE_SEALED, slot);
+        // The seal is the object's first use; the CAS below publishes it with the data.
+        index.touch(slot, ObjectIndex.nowMicros());
         if (!index.compareAndSetStateWord(slot, creating, IndexEntryDescriptor.withState(creating, 0, EntryState.SEALED))) {
             throw new IllegalStateException("cannot seal object in slot " + slot + ": it is no longer being created"
                 + " by this client (state word 0x" + Long.toHexString(index.stateWordVolatile(slot)) + ")");
@@ -574,7 +576,7 @@ public final class Store implements AutoCloseable {
             if (generation(sw) == (int) record) {
                 EntryState st = state(sw);
                 if (st == EntryState.SEALED) {
-                    index.touchIfStale(slot, System.currentTimeMillis());
+                    // No store to the entry here: the use is recorded when the pin is released (unpin).
                     count(ClientTableDescriptor.GETS_OFFSET);
                     return new Pin(record, position);
                 }
@@ -667,8 +669,12 @@ public final class Store implements AutoCloseable {
         return true;
     }
 
-    /** Releases a pin; completes a deferred delete when this was the last pin on it. */
+    /**
+     * Releases a pin, recording the use for eviction first (while the pin still holds the entry); completes a
+     * deferred delete when this was the last pin on it.
+     */
     public void unpin(Pin pin) {
+        index.recordUse(ClientTableDescriptor.pinnedSlot(pin.record()), ObjectIndex.nowMicros());
         release(pin.record(), pin.position());
     }
 

@@ -44,7 +44,7 @@ package dev.depot.core.store;
  *   | Object count                  |  Eviction count               |
  *   | Evicted bytes                 |  Pending deletes (hint)       |
  *   | Lock waiters  | Space sequence|  Kept bytes (KEEP objects)    |
- *   | Kept objects                  |  Eviction hand (heap offset)  |
+ *   | Kept objects                  |  (reserved)                   |
  *   +-------------------------------+-------------------------------+ 384  waiters (any process)
  *   | Futex waiters | Space waiters | Evicting space waiters        |
  *   +---------------------------------------------------------------+ 512
@@ -114,8 +114,6 @@ public final class StoreHeaderDescriptor {
     /** Heap bytes of live objects created with the KEEP flag (never evicted); under the lock. */
     public static final int KEPT_BYTES_OFFSET = SPACE_SEQUENCE_OFFSET + Integer.BYTES;
     public static final int KEPT_OBJECTS_OFFSET = KEPT_BYTES_OFFSET + Long.BYTES;
-    /** Heap offset where the eviction clock hand resumes (a hint: checked, and 0 when not a block boundary). */
-    public static final int EVICTION_HAND_OFFSET = KEPT_OBJECTS_OFFSET + Long.BYTES;
 
     public static final int FUTEX_WAITERS_OFFSET = 384;
     /** Creates sleeping on the space sequence; freers wake them only when this is positive. */
@@ -174,7 +172,7 @@ public final class StoreHeaderDescriptor {
         if (SPILL_DIRECTORY_OFFSET + SPILL_DIRECTORY_MAX > RESTORE_FAILURES_OFFSET
             || RESTORE_FAILURES_OFFSET + RESTORE_FAILURES * RestoreFailureDescriptor.LENGTH > HEADER_LENGTH
             || RESTORE_FAILURE_COUNT_OFFSET + Long.BYTES > SPILL_DIRECTORY_LENGTH_OFFSET
-            || EVICTION_HAND_OFFSET + Long.BYTES > FUTEX_WAITERS_OFFSET
+            || KEPT_OBJECTS_OFFSET + 2 * Long.BYTES > FUTEX_WAITERS_OFFSET
             || FREE_BINS_OFFSET + FREE_BINS * Long.BYTES > SPILL_REQUEST_SEQUENCE_OFFSET
             || NOTIFICATION_OFFSET_OFFSET + Long.BYTES > DAEMON_IDENTITY_OFFSET) {
             throw new AssertionError("header fields overlap");

@@ -108,7 +108,7 @@ final class StoreSnapshot {
             byte[] id = new byte[IndexEntryDescriptor.ID_LENGTH];
             index.readId(slot, id);
             var entry = new ObjectEntry(id, st, index.dataLength(slot), index.metadataLength(slot),
-                pinned.getOrDefault(slot, 0), index.createTime(slot), index.lastAccess(slot));
+                pinned.getOrDefault(slot, 0), index.createTime(slot), index.lastUseMicros(slot) / 1000);
             if (index.rawStateWordVolatile(slot) == sw) {
                 out.add(entry);
             }

@@ -17,8 +17,7 @@ class HeapBlockDescriptorTest {
         JAVA_LONG.withName("nextFree"),
         JAVA_LONG.withName("prevFree"),
         JAVA_LONG.withName("ownerSlot"),
-        JAVA_LONG.withName("clockStamp"),
-        MemoryLayout.paddingLayout(16));
+        MemoryLayout.paddingLayout(24));
 
     @Test
     void shouldDeclareEveryOffsetConstantInTheStruct() throws IllegalAccessException {
@@ -32,7 +31,6 @@ class HeapBlockDescriptorTest {
         assertEquals(NEXT_FREE_OFFSET, BLOCK_HEADER.byteOffset(groupElement("nextFree")));
         assertEquals(PREV_FREE_OFFSET, BLOCK_HEADER.byteOffset(groupElement("prevFree")));
         assertEquals(OWNER_SLOT_OFFSET, BLOCK_HEADER.byteOffset(groupElement("ownerSlot")));
-        assertEquals(CLOCK_STAMP_OFFSET, BLOCK_HEADER.byteOffset(groupElement("clockStamp")));
         assertEquals(HEADER_LENGTH, BLOCK_HEADER.byteSize());
         assertEquals(0, HEADER_LENGTH % ALIGNMENT, "object data must start 64-byte aligned");
     }

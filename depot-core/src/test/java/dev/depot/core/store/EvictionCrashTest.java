@@ -12,7 +12,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.depot.core.heap.HeapBlockDescriptor;
 import dev.depot.core.index.EntryState;
-import dev.depot.core.memory.Atomics;
 import dev.depot.core.testing.DeadProcess;
 import dev.depot.core.testing.TestId;
 import java.util.ArrayList;
@@ -20,14 +19,14 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * What a holder killed inside an eviction or a clock update leaves (made by hand: an entry EVICTING by a dead
- * client, a hand inside a block, owner slots that name the wrong entry), and that the rebuild repairs it.
+ * What a holder killed inside an eviction leaves (made by hand: an entry EVICTING by a dead client, owner slots
+ * that name the wrong entry), and that the rebuild repairs it.
  */
 class EvictionCrashTest {
     private static final int DEAD = 5;
 
     @Test
-    void shouldRepairTheHandOwnersAndEvictingEntriesOfADeadEvictor() throws Exception {
+    void shouldRepairTheOwnersAndEvictingEntriesOfADeadEvictor() throws Exception {
         try (var f = new StoreFixture()) {
             f.registerIdentity(DEAD, DeadProcess.identity());
             long size = 7000;
@@ -42,9 +41,7 @@ class EvictionCrashTest {
             int victim = slot(records.get(2));
             long sw = f.store.index.stateWordVolatile(victim);
             f.store.index.putStateWordRelease(victim, stateWord(generation(sw), DEAD, EntryState.EVICTING, FLAG_KEEP));
-            // Mid-update garbage: the hand inside a block, an owner naming another entry.
-            Atomics.putLongVolatile(f.store.header, StoreHeaderDescriptor.EVICTION_HAND_OFFSET,
-                f.store.index.blockOffset(slot(records.get(1))) + HeapBlockDescriptor.ALIGNMENT);
+            // Mid-update garbage: an owner naming another entry.
             f.store.allocator.setOwner(f.store.index.blockOffset(slot(records.get(3))), slot(records.get(4)));
             assertEquals(List.of(), f.store.recover());
             long repaired = f.store.index.stateWordVolatile(victim);

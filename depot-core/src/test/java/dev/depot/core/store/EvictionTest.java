@@ -111,7 +111,7 @@ class EvictionTest {
     }
 
     @Test
-    void shouldGiveARecentlyReadObjectASecondChance() {
+    void shouldNeverEvictTheObjectReadBeforeEachCreate() {
         try (var f = new StoreFixture()) {
             long size = 7000;
             long block = HeapBlockDescriptor.blockSizeFor(size, 0);
@@ -128,6 +128,43 @@ class EvictionTest {
                 f.store.seal(f.store.create(id.w0(), id.w1(), id.w2(), size, new byte[0], true, id.text()));
             }
             assertTrue(present(f, ids.get(0)), "the object read before each create survived");
+            f.assertConsistent();
+        }
+    }
+
+    /**
+     * A fresh 64 MiB store holding ten 5 MiB objects: the first two are read (pinned and released), then four
+     * more are put. The evictions the puts need take unread objects, oldest first; the two read survive.
+     */
+    @Test
+    void shouldKeepObjectsReadAfterOthersWereWrittenOverThoseObjects() {
+        long size = 5L << 20;
+        try (var f = new StoreFixture(StoreLayout.forCapacity(64L << 20, 8, 64, 1024))) {
+            List<TestId> ids = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                TestId id = f.newId();
+                f.put(id, size);
+                ids.add(id);
+            }
+            for (TestId id : ids.subList(0, 2)) {
+                f.store.unpin(f.pin(id));
+            }
+            List<TestId> later = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                TestId id = f.newId();
+                f.store.seal(f.store.create(id.w0(), id.w1(), id.w2(), size, new byte[0], true, id.text()));
+                later.add(id);
+            }
+            long evictions = f.store.statistics().evictionCount();
+            assertTrue(evictions > 0, "the store filled up");
+            assertEquals(List.of(true, true), ids.subList(0, 2).stream().map(id -> present(f, id)).toList(),
+                "the two objects read survive");
+            List<Boolean> unread = ids.subList(2, 10).stream().map(id -> present(f, id)).toList();
+            for (int i = 0; i < unread.size(); i++) {
+                assertEquals(i >= evictions, unread.get(i), "unread object " + (i + 2) + " of 10 (" + evictions
+                    + " evicted, oldest first): " + unread);
+            }
+            assertTrue(later.stream().allMatch(id -> present(f, id)));
             f.assertConsistent();
         }
     }
@@ -161,6 +198,26 @@ class EvictionTest {
             f.store.evict(1);
             assertTrue(present(f, ids.get(0)), "read just now");
             assertTrue(!present(f, ids.get(1)));
+        }
+    }
+
+    @Test
+    void shouldRecordAUseWhenThePinIsReleasedAndNotWhenItIsTaken() {
+        try (var f = new StoreFixture()) {
+            TestId id = putWithAccessTimes(f, 1000, 1000).get(0);
+            Pin p = f.pin(id);
+            assertEquals(1000, f.store.index.lastUseMicros(p.slot()), "a get stores nothing to the entry");
+            long before = dev.depot.core.index.ObjectIndex.nowMicros();
+            f.store.unpin(p);
+            long recorded = f.store.index.lastUseMicros(p.slot());
+            assertTrue(recorded >= before, "the release records the use: " + recorded + " < " + before);
+            // A use recorded in the future is less than the interval old whenever the release comes.
+            long ahead = recorded + 60_000_000L;
+            Pin again = f.pin(id);
+            f.store.index.touch(again.slot(), ahead);
+            f.store.unpin(again);
+            assertEquals(ahead, f.store.index.lastUseMicros(again.slot()),
+                "a release less than the interval after the last recorded use stores nothing");
         }
     }
 

@@ -49,7 +49,7 @@ class StoreHeaderDescriptorTest {
         JAVA_INT.withName("spaceSequence"),
         JAVA_LONG.withName("keptBytes"),
         JAVA_LONG.withName("keptObjects"),
-        JAVA_LONG.withName("evictionHand")).withName("allocator");
+        MemoryLayout.paddingLayout(8)).withName("allocator");
     static final StructLayout WAITERS = MemoryLayout.structLayout(JAVA_INT.withName("futexWaiters"),
         JAVA_INT.withName("spaceWaiters"),
         JAVA_INT.withName("evictingSpaceWaiters")).withName("waiters");
