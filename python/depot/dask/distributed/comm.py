@@ -80,9 +80,10 @@ def same_store(comm):
 class DepotTCP(TCP):
     """A TCP comm whose handshake also names the Depot store this process serves."""
 
-    @staticmethod
-    def handshake_info():
-        info = TCP.handshake_info()
+    def handshake_info(self):
+        # An instance method on distributed >= 2023.x (it reads self.same_host), a static one before: both are
+        # called on the comm, so super() reaches either.
+        info = super().handshake_info()
         info[STORE_KEY] = local_store_identity()
         info[VERSION_KEY] = _package_version()
         return info
