@@ -231,7 +231,7 @@ def test_a_client_of_another_user_is_refused(daemon):
     os.chmod(daemon.dir, 0o711)
     os.chmod(os.path.join(daemon.dir, "depot.sock"), 0o666)
     with python_child(REFUSED_USER, daemon.dir) as child:
-        # the client refuses a store directory that is not its user's (issue 8.1) ...
+        # the client refuses a store directory that is not its user's ...
         line = child.await_line("")
         assert line.startswith("refused:") and "belongs to root (uid 0), not to you" in line, line
         # ... and a socket served by another user, checked with SO_PEERCRED before saying anything

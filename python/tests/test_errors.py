@@ -1,5 +1,5 @@
-"""Bad input gets Depot's own exceptions naming the value and the limit (issues 8.9, 9.7), and stores that are
-not ours alone are refused (issue 8.1)."""
+"""Bad input gets Depot's own exceptions naming the value and the limit, and stores that are
+not ours alone are refused."""
 
 import os
 import shutil

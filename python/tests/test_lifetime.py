@@ -1,4 +1,4 @@
-"""What a closed client leaves behind stays usable: arrays and data keep their mapping and pins (issue 8.3).
+"""What a closed client leaves behind stays usable: arrays and data keep their mapping and pins.
 Each case runs in a subprocess, so a segfault fails the test instead of killing pytest."""
 
 import subprocess

@@ -45,7 +45,7 @@ def test_gets_and_releases_need_no_daemon(daemon, client):
 
 
 def test_a_pinned_view_keeps_its_bytes_when_its_id_is_deleted_and_reused(client):
-    # Issue 8.2: a release must end exactly its own pin, not the oldest one on the id.
+    # a release must end exactly its own pin, not the oldest one on the id.
     x = depot.ObjectId.of("reused")
     client.put(x, b"A" * 4096)
     first = client.get(x)
@@ -68,7 +68,7 @@ def test_a_waiting_get_wakes_when_another_process_seals(daemon, client):
     waiter.start()
     try:
         time.sleep(0.1)  # let it sleep in FUTEX_WAIT (the test holds either way)
-        assert waiter.is_alive(), "a huge timeout waits (issue 8.7), it does not return at once"
+        assert waiter.is_alive(), "a huge timeout waits, it does not return at once"
         with python_child("import depot, sys\ndepot.connect(sys.argv[1]).put(depot.ObjectId.of('later'), b'now')\n"
                           "print('put', flush=True)", daemon.dir) as child:
             child.await_line("put")

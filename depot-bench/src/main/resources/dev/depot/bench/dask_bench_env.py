@@ -67,7 +67,7 @@ def base_python(driver=sys.executable):
     CPython, like python.org's and conda's, is compiled with profile-guided optimisation and LTO; pyenv's (the
     ``python3`` on this machine's PATH) is not unless asked. The GIL tasks are calibrated in CPU time and take as
     long under either, but what runs around them (Dask's scheduling, pickling, depot.dask's and Ray's messages)
-    does not: pickle round trips took 1.4-1.8x as long under pyenv's build here (docs/BENCHMARKS.md, session 13).
+    does not: pickle round trips took 1.4-1.8x as long under pyenv's build here.
     LocalCluster's part runs on the system's interpreter too, so case (a) then runs on one interpreter build."""
     chosen = os.environ.get(BASE_PYTHON_NAME)
     if chosen:

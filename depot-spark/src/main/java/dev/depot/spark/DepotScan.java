@@ -25,7 +25,7 @@ import org.apache.spark.sql.types.StructType;
  * also has at most {@link #PARTITIONS_PER_CORE} partitions per core: a file scan splits finely to overlap reads
  * and decoding with other tasks, but a part is read in place, so more tasks than that add only their fixed cost
  * (scheduling, (de)serialising the task, a shuffle file per map task), which for a 1 GiB scan on 2 cores was
- * most of a query's time (see docs/BENCHMARKS.md, "Issue 14, third round"). Two per core rather than one keeps
+ * most of a query's time (see docs/SPARK.md). Two per core rather than one keeps
  * some balancing when a core is busy with something else.
  */
 final class DepotScan implements Scan, Batch {

@@ -16,8 +16,8 @@ class OverlapTortureTest {
     }
 
     /**
-     * Issue 8.2: before the Python client's release named its pin, a few percent of held Python views showed
-     * other objects' bytes here (64 of 2,837 checks in 15 s).
+     * A Python release ends exactly the pin it names: a release that ended another view's pin would let that
+     * view show other objects' bytes here.
      */
     @Test
     void shouldShowEveryHeldPythonViewOnlyItsOwnPutsBytes() throws Exception {

@@ -143,7 +143,7 @@ class ControlServerTest {
 
     @Test
     void shouldReleaseExactlyThePinAHandleNamesAcrossGenerationsOfOneId() throws Exception {
-        // Issue 8.2: X pinned in generation 1, deleted (deferred), created again; releasing the new view must not
+        // X pinned in generation 1, deleted (deferred), created again; releasing the new view must not
         // end the old pin, or the old view's bytes are freed and reused under it.
         ObjectId id = ObjectId.of("reused-id");
         local.put(id, new byte[] {1, 1, 1, 1});
