@@ -105,6 +105,7 @@ class MavenDependencyTest {
         Files.writeString(test.resolve("ReadmeExampleTest.java"), """
             package example;
 
+            import dev.depot.client.ArrayMetadata;
             import dev.depot.client.DepotClient;
             import dev.depot.client.ObjectId;
             import dev.depot.client.ObjectView;
