@@ -16,6 +16,7 @@ from ._import import torch_module
 
 torch_module()
 
+from .cache import SharedCache  # noqa: E402
 from .tensors import get_tensor, put_tensor  # noqa: E402
 
-__all__ = ["get_tensor", "put_tensor"]
+__all__ = ["SharedCache", "get_tensor", "put_tensor"]
