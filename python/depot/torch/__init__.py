@@ -7,7 +7,6 @@
   every other worker, process and epoch reads zero-copy.
 - ``BatchLoader`` (with ``BatchWriter``, its ``collate_fn``): DataLoader workers collate each batch straight
   into Depot and hand the trainer only its id.
-- ``DaskArrayDataset``: the rows of a Dask array persisted on ``depot.dask.Scheduler``, as tensors, no copy.
 
 Needs PyTorch (``pip install 'depot-shm[torch]'``); importing this package without it raises ImportError.
 """
@@ -16,7 +15,9 @@ from ._import import torch_module
 
 torch_module()
 
+from .batches import BatchLoader, BatchRef, BatchWriter, read_batch  # noqa: E402
 from .cache import SharedCache  # noqa: E402
 from .tensors import get_tensor, put_tensor  # noqa: E402
 
-__all__ = ["SharedCache", "get_tensor", "put_tensor"]
+__all__ = ["BatchLoader", "BatchRef", "BatchWriter", "SharedCache", "get_tensor",
+           "put_tensor", "read_batch"]
