@@ -7,6 +7,7 @@
   every other worker, process and epoch reads zero-copy.
 - ``BatchLoader`` (with ``BatchWriter``, its ``collate_fn``): DataLoader workers collate each batch straight
   into Depot and hand the trainer only its id.
+- ``DaskArrayDataset``: the rows of a Dask array persisted on ``depot.dask.Scheduler``, as tensors, no copy.
 
 Needs PyTorch (``pip install 'depot-shm[torch]'``); importing this package without it raises ImportError.
 """
@@ -17,7 +18,8 @@ torch_module()
 
 from .batches import BatchLoader, BatchRef, BatchWriter, read_batch  # noqa: E402
 from .cache import SharedCache  # noqa: E402
+from .dask_arrays import DaskArrayDataset  # noqa: E402
 from .tensors import get_tensor, put_tensor  # noqa: E402
 
-__all__ = ["BatchLoader", "BatchRef", "BatchWriter", "SharedCache", "get_tensor",
+__all__ = ["BatchLoader", "BatchRef", "BatchWriter", "DaskArrayDataset", "SharedCache", "get_tensor",
            "put_tensor", "read_batch"]
