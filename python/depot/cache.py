@@ -56,15 +56,20 @@ class SharedCache:
     claim_timeout : float
         Seconds a caller waits for another process computing the same key before it looks at that process:
         when it is stopped or gone, the caller computes the value itself; while it runs, the caller waits on.
+    keep : bool
+        Values are KEEP objects: the store never evicts them (a daemon with a spill directory spills them to
+        disk when it needs room, and a get restores them); only ``limit_bytes`` and ``clear`` delete them.
+        Default: evictable, so a full store also drops the least recently used.
     """
 
     def __init__(self, limit_bytes, dir=None, namespace="default", halflife=HALFLIFE_DEFAULT,
-                 claim_timeout=CLAIM_TIMEOUT_DEFAULT):
+                 claim_timeout=CLAIM_TIMEOUT_DEFAULT, keep=False):
         if limit_bytes < 0:
             raise ValueError("limit_bytes must be >= 0, got %r" % (limit_bytes,))
         if not claim_timeout >= 0:
             raise ValueError("claim_timeout must be >= 0 seconds, got %r" % (claim_timeout,))
         self.claim_timeout = float(claim_timeout)
+        self.keep = bool(keep)
         self.limit_bytes = int(limit_bytes)
         self.directory = os.path.abspath(dir if dir is not None else default_directory())
         self.namespace = namespace
@@ -209,7 +214,7 @@ class SharedCache:
             if nbytes > self.limit_bytes:
                 return False
             try:
-                self.client.put_object(self.value_id(key), (ENTRY_MAGIC, float(cost), nbytes, value))
+                self.client.put_object(self.value_id(key), (ENTRY_MAGIC, float(cost), nbytes, value), keep=self.keep)
             except ObjectExistsError:
                 return False
             self._added_since_check += nbytes

@@ -1,0 +1,215 @@
+"""The depot.torch benchmark (scripts/bench-torch): two training processes x two DataLoader workers read a
+synthetic dataset (~3 ms of CPU and ~0.5 MB per sample) for two epochs, plain (decoded every epoch, batches
+handed over by torch's shared memory) and through Depot (SharedCache + batches by id), in the same run.
+
+Reports per mode: each epoch's time (the slower trainer's), the peak sum of PSS over both trainers and their
+workers, and the batch hand-off time (from the start of a worker's collate to the batch in the trainer, median
+of the second epoch, queue waits included). ``--json``: one object per case, with the fields of
+``depot bench``'s results. Needs torch and NumPy; the store's daemon needs the built launcher.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SAMPLE_FLOATS = 128 * 1024  # 0.5 MiB of float32
+DECODE_SECONDS = 0.003
+
+
+# ---- the training process --------------------------------------------------------------------------------
+
+def synthetic_dataset():
+    import torch
+
+    class Synthetic(torch.utils.data.Dataset):
+        """Sample i: 0.5 MiB of float32 made by ~3 ms of CPU, and its label."""
+
+        def __init__(self, n):
+            self.n = n
+
+        def __len__(self):
+            return self.n
+
+        def __getitem__(self, i):
+            start = time.thread_time()
+            g = torch.Generator().manual_seed(i)
+            x = torch.rand(SAMPLE_FLOATS, generator=g)
+            while time.thread_time() - start < DECODE_SECONDS:
+                x = x * 0.5 + 0.25
+            return x.reshape(128, 1024), i % 10
+
+    return Synthetic
+
+
+def train(mode, directory, n, batch_size, epochs):
+    """One training process: prints one JSON line with its epoch times and hand-off times."""
+    import torch
+    torch.set_num_threads(1)
+    from torch.utils.data import DataLoader, default_collate
+    dataset = synthetic_dataset()(n)
+    if mode == "plain":
+        def collate(samples):
+            started = time.time()
+            return default_collate(samples), started
+
+        def receive(item):
+            return item
+        cleanup = None
+    else:
+        import depot.torch
+        from depot._task_context import client_for
+        dataset = depot.torch.SharedCache(dataset, dir=directory, namespace="bench-%d" % n)
+        writer = depot.torch.BatchWriter(directory)
+        client = client_for(directory)
+
+        def collate(samples):
+            started = time.time()
+            return writer(samples), started
+
+        def receive(item):
+            ref, started = item
+            return depot.torch.read_batch(client, ref), started
+        cleanup = writer.discard
+    loader = DataLoader(dataset, batch_size=batch_size, num_workers=2, collate_fn=collate, shuffle=True,
+                        generator=torch.Generator().manual_seed(os.getpid()))
+    times, handoffs = [], []
+    for _ in range(epochs):
+        start = time.perf_counter()
+        epoch_handoffs = []
+        for item in loader:
+            (images, labels), started = receive(item)
+            epoch_handoffs.append(time.time() - started)
+            assert images.shape[1:] == (128, 1024)
+            float(images[:, 0, 0].sum())  # touch each batch, as a model would
+            del images, labels, item
+        times.append(time.perf_counter() - start)
+        handoffs.append(statistics.median(epoch_handoffs))
+        if cleanup is not None:
+            cleanup()
+    print(json.dumps({"epochs": times, "handoff": handoffs}), flush=True)
+
+
+# ---- the driver ------------------------------------------------------------------------------------------
+
+def pss_of_tree(pid):
+    """The sum of PSS (bytes) of ``pid`` and its descendants, read from /proc/PID/smaps_rollup."""
+    total = 0
+    for p in [pid] + descendants(pid):
+        try:
+            with open("/proc/%d/smaps_rollup" % p) as f:
+                for line in f:
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1]) * 1024
+                        break
+        except OSError:
+            pass
+    return total
+
+
+def descendants(pid):
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open("/proc/%d/task/%d/children" % (p, p)) as f:
+                kids = [int(x) for x in f.read().split()]
+        except OSError:
+            kids = []
+        out += kids
+        todo += kids
+    return out
+
+
+def run_mode(mode, directory, n, batch_size, epochs):
+    """Two training processes at once; ``(epoch times, hand-off times, peak PSS sum)``."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.join(os.path.dirname(HERE), "python") + os.pathsep + env.get("PYTHONPATH", "")
+    cmd = [sys.executable, os.path.abspath(__file__), "--train", mode, "--dir", directory, "--samples", str(n),
+           "--batch", str(batch_size), "--epochs", str(epochs)]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env) for _ in range(2)]
+    peak = [0]
+    done = threading.Event()
+
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], sum(pss_of_tree(p.pid) for p in procs))
+            done.wait(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        outs = [p.communicate(timeout=1800)[0] for p in procs]
+    finally:
+        done.set()
+        sampler.join()
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    if any(p.returncode != 0 for p in procs):
+        raise SystemExit("torch bench: a %s training process failed (exit %s)" % (mode, [p.returncode for p in procs]))
+    results = [json.loads(o.strip().splitlines()[-1]) for o in outs]
+    epochs_max = [max(r["epochs"][e] for r in results) for e in range(epochs)]
+    handoff = statistics.median(r["handoff"][-1] for r in results)
+    return epochs_max, handoff, peak[0]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="64 samples (the smoke test)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per case")
+    parser.add_argument("--train", help=argparse.SUPPRESS)
+    parser.add_argument("--dir", help=argparse.SUPPRESS)
+    parser.add_argument("--samples", type=int, help="samples in the dataset (default 64 quick, 1024 full)")
+    parser.add_argument("--batch", type=int, default=None)
+    parser.add_argument("--epochs", type=int, default=2)
+    args = parser.parse_args()
+    n = args.samples or (64 if args.quick else 1024)
+    batch = args.batch or (8 if args.quick else 32)
+    if args.train:
+        return train(args.train, args.dir, n, batch, args.epochs)
+
+    import depot
+    sample_bytes = SAMPLE_FLOATS * 4
+    one_copy = n * sample_bytes
+    directory = os.path.join("/dev/shm", "depot-bench-torch-" + uuid.uuid4().hex)
+    capacity = max(256 << 20, int(one_copy * 1.5))
+    daemon = depot.start(directory, capacity=capacity)
+    try:
+        plain = run_mode("plain", directory, n, batch, args.epochs)
+        shared = run_mode("depot", directory, n, batch, args.epochs)
+    finally:
+        daemon.stop()
+        shutil.rmtree(directory, ignore_errors=True)
+    (p_epochs, p_handoff, p_pss), (d_epochs, d_handoff, d_pss) = plain, shared
+    cases = [
+        ("epoch 1", {"seconds": round(d_epochs[0], 3)}, {"seconds": round(p_epochs[0], 3)},
+         p_epochs[0] / d_epochs[0], "report", None),
+        ("epoch 2", {"seconds": round(d_epochs[-1], 3)}, {"seconds": round(p_epochs[-1], 3)},
+         p_epochs[-1] / d_epochs[-1], ">= 5x faster than decoding", p_epochs[-1] / d_epochs[-1] >= 5),
+        ("peak PSS sum", {"bytes": d_pss, "per decoded copy": round(d_pss / one_copy, 2)},
+         {"bytes": p_pss, "decoded copy bytes": one_copy}, p_pss / d_pss,
+         "<= 1.2x one decoded copy (process overheads included)", d_pss <= 1.2 * one_copy),
+        ("batch hand-off", {"ms": round(d_handoff * 1e3, 2)}, {"ms": round(p_handoff * 1e3, 2)},
+         p_handoff / d_handoff, "report", None),
+    ]
+    for name, figures, baseline, ratio, target, met in cases:
+        if args.json:
+            print(json.dumps({"name": "torch", "case": name, "figures": figures, "baseline": baseline,
+                              "ratio": round(ratio, 3), "target": target, "met": bool(met)}), flush=True)
+        else:
+            print("torch %-15s depot %-45s plain %-45s ratio %6.2fx  %s%s" % (
+                name, figures, baseline, ratio, target, "" if met is None else (" met" if met else " NOT met")),
+                flush=True)
+
+
+if __name__ == "__main__":
+    main()
