@@ -24,12 +24,17 @@ import java.util.function.Supplier;
  * <ul>
  *   <li>each connection is served on its own virtual thread, so one blocked read or write holds up no other;</li>
  *   <li>a connection answers one request and closes ({@code Connection: close}): requests pipelined behind the
- *       first are never read, and no connection lingers idle between scrapes;</li>
- *   <li>the request head must arrive within the read timeout, the reply be taken within the write timeout; a
- *       deadline closes the socket;</li>
- *   <li>at most {@link Limits#maxConnections} connections are open; one more closes the oldest connection still
- *       reading its request (a scraper sends its request at once, so that is a stalled one), or, when every
- *       connection is past its request, is itself closed at once. Nothing waits in a queue.</li>
+ *       first are discarded unanswered (beyond {@value MetricsConnection#MAX_DISCARDED_BYTES} bytes the
+ *       connection is reset), and no connection stays idle between scrapes;</li>
+ *   <li>the request head must arrive within the read timeout; within the write timeout the client must take the
+ *       reply and close its end (the server waits for that, so a reply left unread in the kernel's buffers still
+ *       counts as an open connection); a deadline resets the connection, so nothing stays queued for a client
+ *       that does not read;</li>
+ *   <li>at most {@link Limits#maxConnections} connections are open: one more closes the oldest to make room. A
+ *       scrape takes milliseconds, so the oldest connection is a stalled one (in any phase: not sending its
+ *       request, not taking its reply); nothing waits in a queue, and stalled clients, however many, cannot keep
+ *       a scraper out, as refusing connections beyond the limit would. Only a burst of more new connections
+ *       than the limit within one scrape closes that scrape.</li>
  * </ul>
  *
  * <p>Why not the JDK's {@code com.sun.net.httpserver.HttpServer}: it reads requests on its executor's threads,
@@ -172,30 +177,28 @@ public final class MetricsServer implements AutoCloseable {
         }
     }
 
-    /** Serves {@code socket} if there is room, making room by closing the oldest stalled request if need be. */
+    /** Serves {@code socket}, first closing the oldest connection when {@link Limits#maxConnections} are open. */
     private void admit(Socket socket) {
         MetricsConnection connection = new MetricsConnection(socket, limits, deadlines, this::answer, this::closed);
-        MetricsConnection evicted = null;
-        boolean admitted;
+        MetricsConnection oldest = null;
+        boolean serving;
         synchronized (open) {
-            if (open.size() >= limits.maxConnections()) {
-                evicted = oldestReadingRequest();
-                if (evicted != null) {
-                    open.remove(evicted);
+            serving = !closed;
+            if (serving) {
+                if (open.size() >= limits.maxConnections()) {
+                    oldest = open.iterator().next();
+                    open.remove(oldest);
                 }
-            }
-            admitted = open.size() < limits.maxConnections() && !closed;
-            if (admitted) {
                 open.add(connection);
             }
         }
-        if (evicted != null) {
-            evicted.close();
+        if (oldest != null) {
+            oldest.abort();
         }
-        if (admitted) {
+        if (serving) {
             Thread.ofVirtual().name("depot-metrics-connection").start(connection::serve);
         } else {
-            connection.close();
+            connection.abort();
         }
     }
 
@@ -203,15 +206,6 @@ public final class MetricsServer implements AutoCloseable {
         synchronized (open) {
             open.remove(connection);
         }
-    }
-
-    private MetricsConnection oldestReadingRequest() {
-        for (MetricsConnection c : open) {
-            if (c.readingRequest()) {
-                return c;
-            }
-        }
-        return null;
     }
 
     private byte[] answer(RequestHead request) {
@@ -257,7 +251,7 @@ public final class MetricsServer implements AutoCloseable {
         synchronized (open) {
             connections = new ArrayList<>(open);
         }
-        connections.forEach(MetricsConnection::close);
+        connections.forEach(MetricsConnection::abort);
         deadlines.shutdownNow();
     }
 }

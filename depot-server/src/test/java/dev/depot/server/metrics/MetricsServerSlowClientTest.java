@@ -78,13 +78,12 @@ class MetricsServerSlowClientTest {
         try (MetricsServer metrics = metrics(SHORT, LONG, MetricsServer.Limits.DEFAULTS.maxConnections());
              Socket slowloris = slowloris(metrics)) {
             assertClosedByServer(slowloris, "a request line that stalls after `GET /met`");
-            assertScrapes(metrics);
         }
     }
 
     @Test
     void shouldCloseTheConnectionOfAPipelinerThatNeverReads() throws Exception {
-        try (MetricsServer metrics = metrics(SHORT, SHORT, MetricsServer.Limits.DEFAULTS.maxConnections());
+        try (MetricsServer metrics = metrics(LONG, SHORT, MetricsServer.Limits.DEFAULTS.maxConnections());
              Pipeliner pipeliner = Pipeliner.start(metrics)) {
             assertScrapes(metrics);
             assertClosedByServer(pipeliner.socket, "a connection with pipelined requests whose answers are not read");
@@ -93,25 +92,38 @@ class MetricsServerSlowClientTest {
 
     @Test
     void shouldCloseAConnectionThatDoesNotReadItsResponseWithinTheWriteTimeout() throws Exception {
-        int size = 64 << 20;
-        byte[] big = new byte[size];
-        try (MetricsServer metrics = MetricsServer.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
-                 new MetricsServer.Limits(LONG, SHORT, 4), () -> big, "application/octet-stream");
-             Socket reader = new Socket()) {
-            reader.setReceiveBufferSize(4096);
-            reader.connect(metrics.address());
-            reader.getOutputStream().write(request("GET"));
-            reader.getOutputStream().flush();
+        try (MetricsServer metrics = bigPage(new MetricsServer.Limits(LONG, SHORT, 4));
+             Socket reader = nonReader(metrics)) {
             Eventually.await("the server giving up the response nobody reads",
                 () -> metrics.openConnections() == 0);
             long received = drain(reader, "the response not read within the write timeout");
-            assertTrue(received < size, received + " bytes of a " + size + "-byte response arrived, so the server "
-                + "wrote it all to a client that did not read");
+            assertTrue(received < BIG_PAGE, received + " bytes of a " + BIG_PAGE + "-byte response arrived, so the "
+                + "server wrote it all to a client that did not read");
         }
     }
 
     @Test
-    void shouldCloseTheOldestStalledRequestToServeANewConnectionBeyondTheLimit() throws Exception {
+    void shouldServeANewConnectionWhenTheLimitIsHeldByClientsThatDoNotRead() throws Exception {
+        try (MetricsServer metrics = bigPage(new MetricsServer.Limits(LONG, LONG, 2));
+             Socket oldest = nonReader(metrics)) {
+            Eventually.await("the first non-reader accepted", () -> metrics.openConnections() == 1);
+            try (Socket newer = nonReader(metrics); Socket scraper = new Socket()) {
+                Eventually.await("the second non-reader accepted", () -> metrics.openConnections() == 2);
+                scraper.connect(metrics.address());
+                scraper.getOutputStream().write(request("GET"));
+                scraper.getOutputStream().flush();
+                long received = drain(scraper, "a reply being read");
+                assertTrue(received > BIG_PAGE, "the scraper got " + received + " bytes of a " + BIG_PAGE
+                    + "-byte page");
+                long first = drain(oldest, "the oldest connection, beyond the limit of 2");
+                assertTrue(first < BIG_PAGE, "the oldest connection was not closed to make room: all "
+                    + first + " bytes of the page arrived");
+            }
+        }
+    }
+
+    @Test
+    void shouldCloseTheOldestConnectionToServeANewOneBeyondTheLimit() throws Exception {
         try (MetricsServer metrics = metrics(LONG, LONG, 2);
              Socket oldest = slowloris(metrics)) {
             Eventually.await("the first slow connection accepted",
@@ -120,7 +132,7 @@ class MetricsServerSlowClientTest {
                 Eventually.await("the second slow connection accepted",
                     () -> metrics.openConnections() == 2);
                 assertScrapes(metrics);
-                assertClosedByServer(oldest, "the oldest stalled request, beyond the limit of 2 connections");
+                assertClosedByServer(oldest, "the oldest connection, beyond the limit of 2");
                 newer.getOutputStream().write("rics HTTP/1.1\r\nHost: depot\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
                 newer.getOutputStream().flush();
                 newer.setSoTimeout(BOUND_MILLIS);
@@ -129,6 +141,25 @@ class MetricsServerSlowClientTest {
                 assertTrue(answer.contains("depot_capacity_bytes"), answer);
             }
         }
+    }
+
+    private static final int BIG_PAGE = 16 << 20;
+
+    /** A server whose page is {@link #BIG_PAGE} bytes, more than the socket buffers of a loopback connection hold. */
+    private static MetricsServer bigPage(MetricsServer.Limits limits) {
+        byte[] page = new byte[BIG_PAGE];
+        return MetricsServer.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), limits, () -> page,
+            "application/octet-stream");
+    }
+
+    /** A connection that sent a whole request, with a small receive buffer, and does not read. */
+    private static Socket nonReader(MetricsServer metrics) throws IOException {
+        Socket s = new Socket();
+        s.setReceiveBufferSize(4096);
+        s.connect(metrics.address());
+        s.getOutputStream().write(request("GET"));
+        s.getOutputStream().flush();
+        return s;
     }
 
     /** A connection that sent {@code GET /met} and then nothing. */
