@@ -15,9 +15,8 @@ import java.util.function.Function;
 /**
  * One accepted connection, served on its own thread: it reads one request head, which must arrive within the
  * read timeout, writes one reply, which the client must take (and then close the connection) within the write
- * timeout, and closes. A deadline
- * that passes aborts the connection from the deadline thread, which ends the blocked read or write at once;
- * nothing else ends a blocking socket write.
+ * timeout, and closes. A deadline that passes aborts the connection from the deadline thread, which ends the
+ * blocked read or write at once; nothing else ends a blocking socket write.
  *
  * <p>Lifecycle: {@link #serve} runs once and closes the socket gracefully when it has answered; {@link #abort}
  * may be called from any thread, any number of times (a deadline, the server making room, the server closing);
@@ -26,6 +25,7 @@ import java.util.function.Function;
 final class MetricsConnection {
     /** Bytes a client may send after its request before the connection is aborted. */
     static final int MAX_DISCARDED_BYTES = 64 << 10;
+
     private final Socket socket;
     private final MetricsServer.Limits limits;
     private final ScheduledExecutorService deadlines;

@@ -56,7 +56,8 @@ public final class MetricsServer implements AutoCloseable {
      * How long a client may take and how many may be connected at once.
      *
      * @param readTimeout time from accepting a connection to the end of its request head
-     * @param writeTimeout time to write the reply (the client must read it)
+     * @param writeTimeout time from the end of the request head until the client has read the reply and closed
+     *     its end
      * @param maxConnections connections open at once
      */
     public record Limits(Duration readTimeout, Duration writeTimeout, int maxConnections) {
