@@ -10,15 +10,16 @@ _clients = {}
 _lock = threading.Lock()
 
 
-def shared_client(directory, start=False, capacity=None):
+def shared_client(directory, start=False, capacity=None, **store_options):
     """This process's client of the store in ``directory``. With ``start`` the store is started when no daemon
-    serves it (``depot.connect(dir, start=True, capacity=capacity)``)."""
+    serves it (``depot.connect(dir, start=True, capacity=capacity, **store_options)``: ``spill_dir``,
+    ``max_clients``, ``max_objects``)."""
     from .client import connect
     key = os.path.abspath(directory)
     with _lock:
         c = _clients.get(key)
         if c is None or c.closed:
-            c = connect(key, start=True, capacity=capacity) if start else connect(key)
+            c = connect(key, start=True, capacity=capacity, **store_options) if start else connect(key)
             _clients[key] = c
         return c
 

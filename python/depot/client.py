@@ -41,14 +41,17 @@ def default_directory():
     return os.path.join("/dev/shm", "depot-" + getpass.getuser())
 
 
-def connect(dir=None, start=False, capacity=None, detach=False):
+def connect(dir=None, start=False, capacity=None, detach=False, spill_dir=None, max_clients=None, max_objects=None):
     """Connects to the daemon serving the store in ``dir`` (default: ``default_directory()``). With
     ``start=True``, when none serves, starts one (stopped when this process exits, unless ``detach``; see
-    depot.daemon) with a new store of ``capacity`` (default "1g") if there is none."""
+    depot.daemon) with a new store of ``capacity`` (default "1g") if there is none; ``spill_dir``,
+    ``max_clients`` and ``max_objects`` go to that daemon as ``depot.start()`` takes them."""
     directory = dir if dir is not None else default_directory()
     if start:
         from .daemon import connect_or_start
-        return connect_or_start(directory, capacity, detach)
+        return connect_or_start(directory, capacity, detach, spill_dir, max_clients, max_objects)
+    if spill_dir is not None or max_clients is not None or max_objects is not None:
+        raise ValueError("spill_dir, max_clients and max_objects shape a daemon this call starts: pass start=True")
     return Client(directory)
 
 

@@ -305,7 +305,7 @@ def _serving(directory):
 
 
 def start(dir=None, capacity=DEFAULT_CAPACITY, spill_dir=None, detach=False, keep=False, log=None,
-          timeout=START_TIMEOUT):
+          timeout=START_TIMEOUT, max_clients=None, max_objects=None):
     """Starts a Depot daemon on the store in ``dir`` and waits until it serves.
 
     Parameters
@@ -327,6 +327,10 @@ def start(dir=None, capacity=DEFAULT_CAPACITY, spill_dir=None, detach=False, kee
         A file that the daemon's log is appended to (default: discarded).
     timeout : float
         Seconds to wait for the daemon to serve.
+    max_clients : int, optional
+        Client slots of a new store (``--max-clients``; default 1,024): each process with a client takes one.
+    max_objects : int, optional
+        Objects a new store can hold (``--max-objects``; default 3 per 64 KiB of capacity, at least 3,072).
 
     Returns
     -------
@@ -340,11 +344,26 @@ def start(dir=None, capacity=DEFAULT_CAPACITY, spill_dir=None, detach=False, kee
     """
     from .client import default_directory
     directory = os.path.abspath(os.fspath(dir if dir is not None else default_directory()))
+    limits = _store_limits(max_clients, max_objects)
     with _StartLock(directory):
-        return _start_locked(directory, parse_size(capacity), spill_dir, detach, keep, log, timeout)
+        return _start_locked(directory, parse_size(capacity), spill_dir, detach, keep, log, timeout, limits)
 
 
-def _start_locked(directory, capacity, spill_dir, detach, keep, log, timeout):
+def _store_limits(max_clients, max_objects):
+    """The ``depot serve`` options for a new store's client table and index; checks the values first."""
+    options = []
+    if max_clients is not None:
+        if isinstance(max_clients, bool) or not isinstance(max_clients, int) or not 2 <= max_clients <= 65535:
+            raise ValueError("max_clients must be an int in 2..65535, got %r" % (max_clients,))
+        options += ["--max-clients", str(max_clients)]
+    if max_objects is not None:
+        if isinstance(max_objects, bool) or not isinstance(max_objects, int) or max_objects < 1:
+            raise ValueError("max_objects must be a positive int, got %r" % (max_objects,))
+        options += ["--max-objects", str(max_objects)]
+    return options
+
+
+def _start_locked(directory, capacity, spill_dir, detach, keep, log, timeout, limits=()):
     running = _serving(directory)
     if running:
         raise DaemonStartError("a daemon (pid %d) already serves %s; use it with depot.connect(%r)"
@@ -355,6 +374,7 @@ def _start_locked(directory, capacity, spill_dir, detach, keep, log, timeout):
     command = find_launcher() + ["serve", "--dir", directory, "--capacity", str(capacity)]
     if spill_dir is not None:
         command += ["--spill-dir", os.path.abspath(os.fspath(spill_dir))]
+    command += list(limits)
     remove = not keep and not existed
     log_file = open(log, "ab") if log is not None else subprocess.DEVNULL
     try:
@@ -448,11 +468,13 @@ def _failed(directory, lines):
     return DaemonStartError("the daemon for %s exited with status %s before serving: %s" % (directory, status, detail))
 
 
-def connect_or_start(directory, capacity=None, detach=False):
+def connect_or_start(directory, capacity=None, detach=False, spill_dir=None, max_clients=None, max_objects=None):
     """A client of the daemon serving ``directory``, starting one (stopped when this process exits, unless
-    ``detach``) when none serves. Safe to call from several processes at once: one daemon starts, the others
-    attach."""
+    ``detach``) when none serves, with ``capacity``, ``spill_dir``, ``max_clients`` and ``max_objects`` as
+    ``start()`` takes them. Safe to call from several processes at once: one daemon starts, the others
+    attach (to the daemon and store as they are: the options only shape a daemon and store started here)."""
     from .client import Client
+    limits = _store_limits(max_clients, max_objects)
     try:
         return Client(directory)
     except DaemonNotRunningError:
@@ -462,6 +484,6 @@ def connect_or_start(directory, capacity=None, detach=False):
             return Client(directory)  # another process started one while this one waited for the lock
         except DaemonNotRunningError:
             pass
-        _start_locked(os.path.abspath(directory), parse_size(capacity or DEFAULT_CAPACITY), None, detach, False,
-                      None, START_TIMEOUT)
+        _start_locked(os.path.abspath(directory), parse_size(capacity or DEFAULT_CAPACITY), spill_dir, detach, False,
+                      None, START_TIMEOUT, limits)
     return Client(directory)

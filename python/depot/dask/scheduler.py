@@ -47,6 +47,9 @@ class Scheduler:
         it (as ``depot.connect(dir, start=True)``).
     capacity : int or str, optional
         The capacity of a store this scheduler starts.
+    spill_dir, max_clients, max_objects : optional
+        The spill directory, client slots and object limit of a store this scheduler starts (as
+        ``depot.start()`` takes them); a store already served keeps its own.
     inline_bytes : int
         Results whose pickle (stream and buffers) is at least this large are stored in Depot by the worker
         that computed them and only their id travels; smaller ones travel inline.
@@ -63,7 +66,7 @@ class Scheduler:
     """
 
     def __init__(self, workers=None, dir=None, capacity=None, inline_bytes=INLINE_BYTES_DEFAULT, chunksize=None,
-                 depth=2):
+                 depth=2, spill_dir=None, max_clients=None, max_objects=None):
         if inline_bytes < 0:
             raise ValueError("inline_bytes must be >= 0, got %r" % (inline_bytes,))
         if (chunksize is not None and chunksize < 1) or depth < 1:
@@ -72,7 +75,8 @@ class Scheduler:
         self.inline_bytes = inline_bytes
         self.chunksize = chunksize
         self.depth = depth
-        self._client = shared_client(self.directory, start=True, capacity=capacity)
+        self._client = shared_client(self.directory, start=True, capacity=capacity, spill_dir=spill_dir,
+                                     max_clients=max_clients, max_objects=max_objects)
         self._pool = Pool(workers or os.cpu_count() or 1, self.directory, inline_bytes, self._client, depth)
         self._closed = False
         self._lock = threading.Lock()

@@ -16,7 +16,7 @@ __all__ = ["LocalCluster", "Nanny"]
 DEFAULT_CAPACITY = "1g"
 
 
-def _start_store(depot_dir, depot_capacity, depot_spill_dir):
+def _start_store(depot_dir, depot_capacity, depot_spill_dir, max_clients=None, max_objects=None):
     """Attaches to the store in ``depot_dir``, starting a daemon owned by this process when none serves it.
     Returns (client, daemon or None)."""
     import depot
@@ -24,7 +24,8 @@ def _start_store(depot_dir, depot_capacity, depot_spill_dir):
         return depot.connect(depot_dir), None
     except depot.DaemonNotRunningError:
         pass
-    daemon = depot.start(dir=depot_dir, capacity=depot_capacity, spill_dir=depot_spill_dir)
+    daemon = depot.start(dir=depot_dir, capacity=depot_capacity, spill_dir=depot_spill_dir, max_clients=max_clients,
+                         max_objects=max_objects)
     try:
         return depot.connect(daemon.dir), daemon
     except BaseException:
@@ -59,6 +60,8 @@ class LocalCluster(distributed.LocalCluster):
         Spill directory of a daemon the cluster starts: when the store is full, results are written there
         (least recently used first) and read back on use, instead of failing. A daemon that already serves
         ``depot_dir`` keeps its own setting (``depot serve --spill-dir``).
+    depot_max_clients, depot_max_objects : int, optional
+        Client slots and object limit of a store the cluster starts (``depot.start(max_clients=, max_objects=)``).
 
     Workers run in processes (each under a Nanny) and talk ``depot://`` (TCP with the store's identity in the
     handshake). Their ``memory_limit`` defaults to Dask's "auto" share of the machine *plus* the store's
@@ -73,8 +76,10 @@ class LocalCluster(distributed.LocalCluster):
     """
 
     def __init__(self, *args, depot_dir=None, depot_capacity=DEFAULT_CAPACITY,
-                 depot_inline_bytes=DEFAULT_INLINE_BYTES, depot_spill_dir=None, **kwargs):
-        self.depot_client, self.depot_daemon = _start_store(depot_dir, depot_capacity, depot_spill_dir)
+                 depot_inline_bytes=DEFAULT_INLINE_BYTES, depot_spill_dir=None, depot_max_clients=None,
+                 depot_max_objects=None, **kwargs):
+        self.depot_client, self.depot_daemon = _start_store(depot_dir, depot_capacity, depot_spill_dir,
+                                                            depot_max_clients, depot_max_objects)
         kwargs.setdefault("processes", True)
         kwargs.setdefault("protocol", depot_comm.SCHEME + "://")
         kwargs.setdefault("dashboard_address", None)

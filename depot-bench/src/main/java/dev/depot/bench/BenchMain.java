@@ -20,7 +20,7 @@ public final class BenchMain {
             new SpillBench(), new PythonGetBench(), new PythonOpsBench(), new DaskBench(), new SparkBench(),
             new PythonModuleBench("dask-distributed", "same-node transfers between dask.distributed workers through"
                 + " Depot vs plain distributed.LocalCluster", "depot.dask.distributed.bench", "/usr/bin/python3", "DEPOT_DISTRIBUTED_PYTHON",
-                6 * Units.GIB, Units.GIB))) {
+                6 * Units.GIB, Units.GIB), new ScaleBench())) {
             BENCHMARKS.put(b.name(), b);
         }
     }

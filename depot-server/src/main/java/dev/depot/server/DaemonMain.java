@@ -5,7 +5,8 @@ import java.util.concurrent.CountDownLatch;
 
 /**
  * A bare daemon for tests and scripts: {@code DaemonMain --dir DIR [--capacity BYTES] [--spill-dir DIR]
- * [--spill-limit BYTES]}. Prints
+ * [--spill-limit BYTES] [--max-clients N] [--index-slots N]} (index slots: a power of two, 3/4 of them objects).
+ * Prints
  * {@code depot: serving DIR} on stdout once the control socket accepts connections, and stops cleanly on
  * SIGTERM or SIGINT (a shutdown hook closes the server, which removes the socket). The {@code depot serve}
  * command of the CLI is the user-facing way to run a daemon.
@@ -26,6 +27,8 @@ public final class DaemonMain {
                 case "--capacity" -> config = config.withCapacity(parseBytes(args[++i]));
                 case "--spill-dir" -> config = config.withSpillDirectory(Path.of(args[++i]));
                 case "--spill-limit" -> config = config.withSpillLimit(parseBytes(args[++i]));
+                case "--max-clients" -> config = config.withMaxClients(Math.toIntExact(parseBytes(args[++i])));
+                case "--index-slots" -> config = config.withIndexSlots(Math.toIntExact(parseBytes(args[++i])));
                 default -> usage("unknown option " + a);
             }
         }
@@ -51,7 +54,7 @@ public final class DaemonMain {
 
     private static void usage(String problem) {
         System.err.println("depot: " + problem + "\nusage: DaemonMain --dir DIR [--capacity BYTES] [--spill-dir DIR]"
-            + " [--spill-limit BYTES]");
+            + " [--spill-limit BYTES] [--max-clients N] [--index-slots N]");
         System.exit(2);
     }
 }

@@ -11,7 +11,7 @@ import java.nio.file.Path;
  * @param directory     store directory (default {@link DepotDirectory#defaultDirectory()})
  * @param capacity      heap bytes of a new store; 0 (the default) means {@link #DEFAULT_CAPACITY} for a new store
  *                      and no opinion about an existing one (only a capacity given and different is logged)
- * @param maxClients    client table size (default 128)
+ * @param maxClients    client table size (default {@link ClientTableDescriptor#DEFAULT_MAX_CLIENTS}, 1024)
  * @param pinsPerClient pins one client may hold at once (default 4096)
  * @param indexSlots    object index slots, a power of two (0: one per 16 KiB of capacity)
  * @param controlSocket serve the control protocol on {@code DIR/depot.sock}

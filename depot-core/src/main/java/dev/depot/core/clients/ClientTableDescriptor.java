@@ -47,7 +47,12 @@ public final class ClientTableDescriptor {
     public static final int KIND_PYTHON = 2;
     public static final int KIND_DAEMON = 3;
 
-    public static final int DEFAULT_MAX_CLIENTS = 128;
+    /**
+     * Slots of a new store's client table: a node with a hundred Dask workers, their nannies and user processes
+     * fits with room to spare. Each slot costs {@link #slotLength(int)} bytes of the store file (32,896 with the
+     * default pins), so the default table takes 32.1 MiB.
+     */
+    public static final int DEFAULT_MAX_CLIENTS = 1024;
     public static final int DEFAULT_PINS_PER_CLIENT = 4096;
 
     private ClientTableDescriptor() {
