@@ -1,14 +1,9 @@
 package dev.depot.bench;
 
+import dev.depot.core.store.ScratchDirectory;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
-import java.util.UUID;
-import java.util.stream.Stream;
 
 /**
  * A store hosted by this (driver) process in a fresh directory {@code /dev/shm/depot-bench-*}. Closing stops the
@@ -23,16 +18,13 @@ final class BenchStore implements AutoCloseable {
      */
     static final String TAG_PROPERTY = "depot.bench.tag";
 
-    private final Path dir;
+    /** Also removed when the JVM is stopped (Ctrl-C, SIGTERM) before {@link #close}. */
+    private final ScratchDirectory dir;
     private final DepotServer server;
-    /** Removes the directory when the JVM is stopped (Ctrl-C, SIGTERM) before {@link #close}. */
-    private final Thread onExit;
 
-    private BenchStore(Path dir, DepotServer server) {
+    private BenchStore(ScratchDirectory dir, DepotServer server) {
         this.dir = dir;
         this.server = server;
-        this.onExit = new Thread(() -> deleteTree(dir), "depot-bench-cleanup");
-        Runtime.getRuntime().addShutdownHook(onExit);
     }
 
     static BenchStore start(long capacity) {
@@ -46,24 +38,27 @@ final class BenchStore implements AutoCloseable {
 
     /** As {@link #start(long, boolean)}; with a {@code spillDirectory}, the daemon spills KEEP objects there. */
     static BenchStore start(long capacity, boolean controlSocket, Path spillDirectory) {
-        Path dir = Path.of("/dev/shm", prefix() + UUID.randomUUID());
+        ScratchDirectory dir = new ScratchDirectory(prefix());
         try {
-            ServerConfig config = ServerConfig.defaults().withDirectory(dir).withCapacity(capacity)
+            ServerConfig config = ServerConfig.defaults().withDirectory(dir.path()).withCapacity(capacity)
                 .withControlSocket(controlSocket).withSpillDirectory(spillDirectory);
             return new BenchStore(dir, DepotServer.start(config, msg -> { }));
         } catch (RuntimeException e) {
-            deleteTree(dir);
+            dir.close();
             throw e;
         }
     }
 
-    /** The start of the names of the store directories this JVM makes: {@link #PREFIX} plus the tag, if set. */
+    /**
+     * The start of the names of the store directories this JVM makes: {@link #PREFIX} plus the tag, if set (the
+     * directory is this, a dash and a UUID).
+     */
     static String prefix() {
         return PREFIX + System.getProperty(TAG_PROPERTY, "");
     }
 
     Path dir() {
-        return dir;
+        return dir.path();
     }
 
     DepotServer server() {
@@ -75,25 +70,12 @@ final class BenchStore implements AutoCloseable {
         try {
             server.close();
         } finally {
-            deleteTree(dir);
-            try {
-                Runtime.getRuntime().removeShutdownHook(onExit);
-            } catch (IllegalStateException shuttingDown) {
-                // the hook runs anyway; the directory is gone already
-            }
+            dir.close();
         }
     }
 
+    /** Removes {@code dir} and everything in it ({@link ScratchDirectory#deleteTree}). */
     static void deleteTree(Path dir) {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot remove the benchmark store " + dir + ": " + e.getMessage(), e);
-        }
+        ScratchDirectory.deleteTree(dir);
     }
 }

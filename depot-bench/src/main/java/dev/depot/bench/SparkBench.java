@@ -12,9 +12,10 @@ import java.util.Map;
 import java.util.function.Consumer;
 
 /**
- * {@code depot bench spark}: runs {@code dev.depot.spark.bench.SparkBenchMain} (module depot-spark, which brings
- * Spark; depot-bench does not) in a JVM with depot-spark's class path and Spark's Java 25 flags, and reports its
- * {@code result} lines. Needs a built checkout ({@code mvn -pl depot-spark -am package}).
+ * {@code depot bench spark}: runs {@code dev.depot.bench.spark.SparkBenchMain} (module depot-bench-spark, which
+ * brings Spark; depot-bench does not) in a JVM with that module's class path and Spark's Java 25 flags (from
+ * depot-spark), and reports its {@code result} lines. Needs a built checkout
+ * ({@code mvn -pl depot-bench-spark -am package}).
  */
 final class SparkBench implements Benchmark {
     @Override
@@ -30,18 +31,21 @@ final class SparkBench implements Benchmark {
 
     @Override
     public void run(boolean quick, Consumer<Result> out) throws Exception {
-        Path target = PythonGetBench.pythonPackageDir().resolveSibling("depot-spark").resolve("target");
+        Path checkout = PythonGetBench.pythonPackageDir().getParent();
+        Path target = checkout.resolve("depot-bench-spark").resolve("target");
         Path listing = target.resolve("classpath.txt");
-        Path options = target.resolve("classes/dev/depot/spark/java-options.txt");
-        if (!Files.isRegularFile(listing) || !Files.isRegularFile(options)) {
-            throw new IllegalStateException("depot bench spark needs depot-spark built: mvn -B -pl depot-spark -am "
-                + "package -DskipTests (missing " + listing + ")");
+        Path options = checkout.resolve("depot-spark/target/classes/dev/depot/spark/java-options.txt");
+        for (Path needed : List.of(listing, options)) {
+            if (!Files.isRegularFile(needed)) {
+                throw new IllegalStateException("depot bench spark needs depot-bench-spark built: mvn -B -pl "
+                    + "depot-bench-spark -am package -DskipTests (missing " + needed + ")");
+            }
         }
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(List.of(Files.readString(options).trim().split("\\s+")));
         cmd.addAll(List.of("-Xmx3g", "-cp", target.resolve("classes") + ":" + Files.readString(listing).trim(),
-            "dev.depot.spark.bench.SparkBenchMain", quick ? "--quick" : "--full"));
+            "dev.depot.bench.spark.SparkBenchMain", quick ? "--quick" : "--full"));
         Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             String line;

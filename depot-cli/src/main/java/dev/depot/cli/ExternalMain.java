@@ -7,8 +7,10 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 
 /**
- * Runs an entry point of a class from another module (depot-bench), looked up by name so that the CLI builds
- * and runs without it; a missing class is a clear error, not a crash. Prefers
+ * Runs an entry point of a class from another module (depot-bench), looked up by name at run time: the CLI
+ * neither compiles against the benchmarks nor ships their libraries, and runs without them; a missing class is
+ * a clear error, not a crash. depot-bench's jar is in a distribution's {@code lib/} and the wheel's
+ * {@code depot/_jars/}; in a checkout, {@code depot.jar}'s manifest names {@code depot-bench-bundle.jar}. Prefers
  * {@code public static int run(String[], PrintStream out, PrintStream err)} (returns the exit status and writes
  * to the CLI's streams), else calls {@code public static void main(String[])} and returns 0.
  */
@@ -54,6 +56,8 @@ final class ExternalMain {
 
     private static DepotException missing(String name, String what, Exception cause) {
         return new DepotException("the " + what + " is not in this build (" + name + " missing: " + cause
-            + "); rebuild with `mvn -B install -pl depot-bench,depot-cli -am`");
+            + "); it comes with depot-bench's jar: in a checkout build it with `mvn -B package -DskipTests -pl "
+            + "depot-bench -am` (depot-bench/target/depot-bench-bundle.jar), in a distribution put "
+            + "depot-bench-VERSION.jar and HdrHistogram's jar back in lib/");
     }
 }

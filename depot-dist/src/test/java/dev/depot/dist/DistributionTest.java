@@ -38,7 +38,8 @@ class DistributionTest {
     void archiveShouldHoldTheLauncherJarsPythonClientAndDocsButNoBuild() throws Exception {
         assertTrue(Files.isExecutable(home.resolve("bin/depot")));
         assertTrue(Files.isRegularFile(home.resolve("bin/lib/jdk.sh")));
-        for (String module : List.of("depot-core", "depot-client", "depot-server", "depot-bench", "depot-cli")) {
+        for (String module : List.of("depot-core", "depot-client", "depot-server", "depot-shuffle", "depot-bench",
+            "depot-cli")) {
             Path jar = home.resolve("lib/" + module + "-" + System.getProperty("depot.version") + ".jar");
             assertTrue(Files.isRegularFile(jar), "missing " + jar);
         }
@@ -61,6 +62,14 @@ class DistributionTest {
             List.of(home.resolve("bin/depot").toString(), "demo", "--quick"));
         assertEquals(0, demo.status(), demo::toString);
         assertTrue(demo.output().contains("TCP loopback"), demo::toString);
+    }
+
+    @Test
+    void benchShouldFindTheBenchmarksInLib() throws Exception {
+        Processes.Finished unknown = Processes.run(unpacked, Processes::withoutJavaHome, 120,
+            List.of(home.resolve("bin/depot").toString(), "bench", "no-such-benchmark"));
+        assertEquals(2, unknown.status(), unknown::toString);
+        assertTrue(unknown.output().contains("depot bench: unknown benchmark 'no-such-benchmark'"), unknown::toString);
     }
 
     @Test

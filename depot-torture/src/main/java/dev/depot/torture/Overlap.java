@@ -4,6 +4,7 @@ import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectInfo;
 import dev.depot.client.ObjectState;
 import dev.depot.client.StoreStats;
+import dev.depot.core.store.ScratchDirectory;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
 import java.util.ArrayList;

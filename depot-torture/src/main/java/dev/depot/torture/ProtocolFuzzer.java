@@ -3,6 +3,7 @@ package dev.depot.torture;
 import static dev.depot.server.protocol.FrameDescriptor.*;
 
 import dev.depot.client.StoreStats;
+import dev.depot.core.store.ScratchDirectory;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
 import java.io.IOException;

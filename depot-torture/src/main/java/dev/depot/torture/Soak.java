@@ -1,6 +1,7 @@
 package dev.depot.torture;
 
 import dev.depot.client.StoreStats;
+import dev.depot.core.store.ScratchDirectory;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
 import java.nio.file.Path;

@@ -8,6 +8,7 @@ import dev.depot.client.ObjectView;
 import dev.depot.client.ObjectWriter;
 import dev.depot.client.StoreStats;
 import dev.depot.core.heap.HeapBlockDescriptor;
+import dev.depot.core.store.ScratchDirectory;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
 import java.io.IOException;

@@ -1,29 +1,23 @@
 package dev.depot.client.testing;
 
 import dev.depot.core.clients.ClientTableDescriptor;
+import dev.depot.core.store.ScratchDirectory;
 import dev.depot.core.store.Store;
 import dev.depot.core.store.StoreLayout;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
-import java.util.UUID;
-import java.util.stream.Stream;
 
 /**
  * A store directory unique to one test under /dev/shm ({@code depot-test-*}), removed on close (also when the
- * test failed: use it in try-with-resources or close it in {@code @AfterEach}).
+ * test failed: use it in try-with-resources or close it in {@code @AfterEach}) or when the JVM stops first
+ * (a {@link ScratchDirectory}).
  */
 public final class TempStore implements AutoCloseable {
-    private final Path dir;
-
-    public TempStore() {
-        this.dir = Path.of("/dev/shm", "depot-test-" + UUID.randomUUID());
-    }
+    private final ScratchDirectory scratch = new ScratchDirectory("depot-test");
 
     public Path dir() {
-        return dir;
+        return scratch.path();
     }
 
     /** Creates the store file with the given heap capacity and default tables; returns the creator's store. */
@@ -33,7 +27,7 @@ public final class TempStore implements AutoCloseable {
 
     public Store create(StoreLayout layout) {
         try {
-            return Store.create(dir, layout, ClientTableDescriptor.KIND_JAVA);
+            return Store.create(dir(), layout, ClientTableDescriptor.KIND_JAVA);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -41,23 +35,11 @@ public final class TempStore implements AutoCloseable {
 
     @Override
     public void close() {
-        delete(dir);
+        scratch.close();
     }
 
+    /** Removes {@code dir} and everything in it ({@link ScratchDirectory#deleteTree}). */
     public static void delete(Path dir) {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> s = Files.walk(dir)) {
-            s.sorted(Comparator.reverseOrder()).forEach(p -> {
-                try {
-                    Files.deleteIfExists(p);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            });
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        ScratchDirectory.deleteTree(dir);
     }
 }

@@ -1,10 +1,11 @@
 """The sort demo in Python: a sample sort of ``--count`` numbers by NumPy worker processes through a
 ``depot.shuffle``, beside ``np.sort`` and pandas ``sort_values`` of the same data in the same run.
 
-    python -m depot.examples.sort [--count 1e7] [--workers N] [--dtype float64|int64] [--dir DIR] [--json]
+    PYTHONPATH=python python3 depot-bench/src/main/resources/dev/depot/bench/sort_demo.py \
+        [--count 1e7] [--workers N] [--dtype float64|int64] [--dir DIR] [--json]
 
-Without ``--dir`` it starts a daemon of its own (``bin/depot serve`` of this repository) on a fresh store under
-/dev/shm and stops it at the end. The order is ``np.sort``'s: NaN last; -0.0 and 0.0 compare equal.
+A driver of depot-bench, not part of the ``depot`` package. Without ``--dir`` it starts a daemon of its own
+(``bin/depot serve`` of the checkout it is in) on a fresh store under /dev/shm and stops it at the end. The order is ``np.sort``'s: NaN last; -0.0 and 0.0 compare equal.
 See docs/SHUFFLE.md.
 """
 
@@ -104,7 +105,7 @@ def sample_sort(values, partitions, seed=0):
     """Sorts ``values`` in one process the way the workers do together (sample, split, sort each part); for
     tests of the order."""
     np = _np()
-    from ..shuffle import partition_array
+    from depot.shuffle import partition_array
     rng = np.random.default_rng(seed)
     samples = values[rng.integers(0, len(values), 64)] if len(values) else values[:0]
     parts = partition_array(values, splitters(samples, partitions))
@@ -166,6 +167,25 @@ def _worker(directory, shuffle_id, worker, workers, count, dtype, seed, specials
     results.put(r)
 
 
+#: mappings whose pages are shared memory (tmpfs files such as a Depot store, System V segments, memfds, shared
+#: anonymous memory): what the kernel counts as Pss_Shmem
+_SHARED_MEMORY_PATHS = ("/dev/shm/", "/SYSV", "/memfd:", "/dev/zero")
+
+
+def _private_pss_bytes(pid):
+    """The proportional set size of ``pid`` without shared-memory pages (a Depot store's are the store's, counted
+    once), or 0 when the process is gone."""
+    try:
+        import psutil
+    except ImportError:
+        raise ImportError("the sort demo measures memory with psutil: pip install psutil") from None
+    try:
+        maps = psutil.Process(pid).memory_maps(grouped=True)
+    except (psutil.Error, OSError):
+        return 0
+    return sum(m.pss for m in maps if not m.path.startswith(_SHARED_MEMORY_PATHS))
+
+
 class _MemorySampler:
     """Samples, every 100 ms, the run's memory: the store file (reserved when created) plus the private PSS
     (store pages excluded: they are the store's) of this process and of every watched one."""
@@ -183,14 +203,13 @@ class _MemorySampler:
         self._pids.add(pid)
 
     def sample(self):
-        from .._procfs import private_pss_bytes
         total = 0
         if self._directory is not None:
             try:
                 total += sum(e.stat().st_size for e in os.scandir(self._directory) if e.is_file())
             except OSError:
                 pass
-        total += sum(private_pss_bytes(pid) for pid in list(self._pids))
+        total += sum(_private_pss_bytes(pid) for pid in list(self._pids))
         self.peak = max(self.peak, total)
         return total
 
@@ -205,11 +224,22 @@ class _MemorySampler:
         return self.peak
 
 
+def _launcher():
+    """``bin/depot`` of the checkout this file is in, or None."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    while os.path.dirname(here) != here:
+        command = os.path.join(here, "bin", "depot")
+        if os.access(command, os.X_OK):
+            return command
+        here = os.path.dirname(here)
+    return None
+
+
 def _start_daemon(directory, capacity):
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    command = os.path.join(repo, "bin", "depot")
-    if not os.access(command, os.X_OK):
-        raise SystemExit("depot sort: no %s to start a daemon with; pass --dir of a running one" % command)
+    command = _launcher()
+    if command is None:
+        raise SystemExit("depot sort: no bin/depot above %s to start a daemon with; pass --dir of a running one"
+                         % os.path.abspath(__file__))
     proc = subprocess.Popen([command, "serve", "--dir", directory, "--capacity", str(capacity)],
                             stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
@@ -315,7 +345,7 @@ def run_single(count, dtype, seed, specials, with_pandas=True):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m depot.examples.sort", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="sort_demo.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", default="1e7", help="how many numbers (default 1e7)")
     parser.add_argument("--workers", type=int, default=max(2, os.cpu_count() or 2))
     parser.add_argument("--dtype", default="float64", choices=["float64", "int64"])
@@ -357,7 +387,7 @@ def main(argv=None):
     if args.json:
         print(json.dumps(report))
     else:
-        print("\npython -m depot.examples.sort: %s %s values (%.1f MiB), %d core(s)\n"
+        print("\nsort_demo.py: %s %s values (%.1f MiB), %d core(s)\n"
               % (format(count, ","), args.dtype, count * 8 / 2**20, os.cpu_count() or 0))
         print("%-24s %9s %9s %9s %12s %22s %9s" % ("run", "wall s", "sort s", "speed-up", "shuffled", "peak memory",
                                                   "verified"))

@@ -1,18 +1,17 @@
-package dev.depot.spark.bench;
+package dev.depot.bench.spark;
 
 import dev.depot.client.DepotClient;
+import dev.depot.core.store.ScratchDirectory;
 import dev.depot.server.DepotServer;
 import dev.depot.spark.DepotNode;
 import dev.depot.spark.DepotPlugin;
 import dev.depot.spark.SparkJavaOptions;
 import java.io.BufferedReader;
-import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
@@ -44,9 +43,10 @@ public final class SparkBenchMain {
         boolean quick = args.length > 0 && args[0].equals("--quick");
         long bytes = quick ? 64L << 20 : 1L << 30;
         long rows = bytes / (COLUMNS * Long.BYTES);
-        Path dir = Path.of("/dev/shm", "depot-bench-spark-" + ProcessHandle.current().pid());
+        ScratchDirectory scratch = new ScratchDirectory("depot-bench-spark");
+        Path dir = scratch.path();
         Path parquet = Files.createTempDirectory("depot-bench-parquet");
-        try (DepotClient depot = DepotServer.embedded(dir, bytes * 5 / 2 + (64L << 20))) {
+        try (scratch; DepotClient depot = DepotServer.embedded(dir, bytes * 5 / 2 + (64L << 20))) {
             SparkSession spark = session("depot-bench-writer", dir, 2, "2g");
             try {
                 Dataset<Row> df = generate(spark, rows);
@@ -60,8 +60,7 @@ public final class SparkBenchMain {
             depot.delete(dev.depot.client.ObjectId.of("spark/bench"));
             runChild(ArrowBenchMain.class, dir, parquet, quick ? "--quick" : "--full");
         } finally {
-            deleteTree(parquet);
-            deleteTree(dir);
+            ScratchDirectory.deleteTree(parquet);
         }
     }
 
@@ -176,17 +175,6 @@ public final class SparkBenchMain {
         } finally {
             if (p.waitFor() != 0) {
                 throw new IllegalStateException(main.getSimpleName() + " exited with status " + p.exitValue());
-            }
-        }
-    }
-
-    static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
             }
         }
     }

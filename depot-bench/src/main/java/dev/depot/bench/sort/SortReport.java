@@ -1,4 +1,4 @@
-package dev.depot.shuffle.sort;
+package dev.depot.bench.sort;
 
 import java.io.PrintStream;
 import java.util.ArrayList;

@@ -1,15 +1,14 @@
-package dev.depot.shuffle.sort;
+package dev.depot.bench.sort;
 
 import dev.depot.client.DepotClient;
+import dev.depot.core.store.ScratchDirectory;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
 import dev.depot.shuffle.Shuffle;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -186,7 +185,6 @@ public final class SortMain {
     private static SortReport.Run depot(Settings s, int workers) throws InterruptedException {
         long start = System.nanoTime();
         double cpu = driverCpuSeconds();
-        Path dir = Path.of("/dev/shm", "depot-sort-" + UUID.randomUUID());
         // The store holds the maps' objects. Bucketed, every value goes through its map's object (a worker's own
         // partition too): the data plus a margin for objects' metadata. Whole, only what crosses between workers:
         // a worker's own partition stays in its heap, so about (N - 1)/N of the data, plus a margin for the
@@ -194,14 +192,12 @@ public final class SortMain {
         long crossing = s.localSort() == LocalSort.BUCKETS ? s.dataBytes() : s.dataBytes() / workers * (workers - 1);
         long capacity = crossing + s.dataBytes() / 32 + (64L << 20) + (long) workers * workers * (64 << 10);
         List<WorkerProcess> procs = new CopyOnWriteArrayList<>();
-        Thread cleanup = new Thread(() -> {  // on SIGTERM or Ctrl-C: no worker outlives the driver, no store stays
-            procs.forEach(WorkerProcess::close);
-            deleteTree(dir);
-        }, "depot-sort-cleanup");
-        Runtime.getRuntime().addShutdownHook(cleanup);
-        try (DepotServer server = DepotServer.start(ServerConfig.defaults().withDirectory(dir).withCapacity(capacity)
-                .withControlSocket(false), msg -> { });
-             MemorySampler mem = new MemorySampler(dir)) {
+        // on SIGTERM or Ctrl-C too: no worker outlives the driver, no store stays
+        try (ScratchDirectory scratch = new ScratchDirectory("depot-sort", () -> procs.forEach(WorkerProcess::close));
+             DepotServer server = DepotServer.start(ServerConfig.defaults().withDirectory(scratch.path())
+                 .withCapacity(capacity).withControlSocket(false), msg -> { });
+             MemorySampler mem = new MemorySampler(scratch.path())) {
+            Path dir = scratch.path();
             DepotClient client = server.client();
             String id = "sort-" + UUID.randomUUID();
             try (Shuffle ready = Shuffle.create(client, id + "-ready", workers, 1);
@@ -229,26 +225,6 @@ public final class SortMain {
                     }
                 }
             }
-        } finally {
-            deleteTree(dir);
-            try {
-                Runtime.getRuntime().removeShutdownHook(cleanup);
-            } catch (IllegalStateException shuttingDown) {
-                // the hook runs anyway
-            }
-        }
-    }
-
-    static void deleteTree(Path dir) {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot remove the sort's store " + dir + ": " + e.getMessage(), e);
         }
     }
 

@@ -1,4 +1,4 @@
-package dev.depot.shuffle.bench;
+package dev.depot.bench.shuffle;
 
 import dev.depot.client.DepotClient;
 import dev.depot.server.DepotServer;
@@ -21,7 +21,7 @@ import java.util.stream.Stream;
  * in all, the median time to write every map (open, fill, commit) and to read every partition (open, sum every
  * word of every slice, close), in one process. The figures behind the default layout ({@code docs/SHUFFLE.md}).
  *
- * <pre>  java -cp ... dev.depot.shuffle.bench.LayoutBench [--mib 256] [--repeats 5]</pre>
+ * <pre>  java -cp ... dev.depot.bench.shuffle.LayoutBench [--mib 256] [--repeats 5]</pre>
  */
 public final class LayoutBench {
     private LayoutBench() {

@@ -1,4 +1,4 @@
-package dev.depot.shuffle.sort;
+package dev.depot.bench.sort;
 
 import dev.depot.client.DepotClient;
 import dev.depot.shuffle.Shuffle;

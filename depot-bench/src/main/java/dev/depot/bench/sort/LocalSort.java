@@ -1,4 +1,4 @@
-package dev.depot.shuffle.sort;
+package dev.depot.bench.sort;
 
 /** How a worker of the sort demo sorts its partition ({@code depot sort --local-sort}). */
 public enum LocalSort {

@@ -1,4 +1,4 @@
-package dev.depot.shuffle.sort;
+package dev.depot.bench.sort;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

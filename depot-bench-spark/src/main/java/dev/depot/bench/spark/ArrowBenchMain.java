@@ -1,4 +1,4 @@
-package dev.depot.spark.bench;
+package dev.depot.bench.spark;
 
 import dev.depot.arrow.DepotArrow;
 import dev.depot.arrow.DepotArrowReader;

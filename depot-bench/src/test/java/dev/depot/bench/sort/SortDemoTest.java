@@ -1,4 +1,4 @@
-package dev.depot.shuffle.sort;
+package dev.depot.bench.sort;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,1 +1,0 @@
-"""Runnable examples of Depot (``python -m depot.examples.<name>``); each is also run by the tests."""
