@@ -20,12 +20,11 @@ import logging
 import warnings
 
 import distributed
-import distributed.utils
-from distributed.compatibility import PeriodicCallback
+from tornado.ioloop import PeriodicCallback
 
 from ..._task_context import TaskContext, add_finder, running
 from .._ids import writer_prefix
-from . import comm as depot_comm
+from . import _compat, comm as depot_comm
 from .data import DEFAULT_INLINE_BYTES, DepotData, sending_by_id, sweep_dead_writers
 
 __all__ = ["Worker", "SWEEP_INTERVAL_MS"]
@@ -105,7 +104,7 @@ class Worker(distributed.Worker):
             except Exception as e:  # the scheduler is gone: the cluster's close sweeps the objects of dead workers
                 logger.debug("depot: cannot ask who holds %s: %s", key, e)
                 return
-            holders = set(who_has.get(key) or who_has.get(str(key)) or ()) - {self.address}
+            holders = set(_compat.holders(who_has, key)) - {self.address}
             if not holders:
                 break
             await asyncio.sleep(_HOLDER_RECHECK_SECONDS)
@@ -148,16 +147,15 @@ class Worker(distributed.Worker):
         with running(context):
             return await super().execute(key, stimulus_id=stimulus_id)
 
-    async def get_data(self, comm, keys=None, who=None, serializers=None, max_connections=None):
+    async def get_data(self, comm, keys=(), **rest):
+        # ``rest``: the request's other keywords, which differ between releases (_compat, difference 2)
         keys = list(keys or ())
         if self.depot_client is not None and depot_comm.same_store(comm):
             # The mapping counts what it hands out by id and what as bytes.
             with sending_by_id():
-                return await super().get_data(comm, keys=keys, who=who, serializers=serializers,
-                                              max_connections=max_connections)
+                return await super().get_data(comm, keys=keys, **rest)
         self.depot_counters["sent_remote"] += len(keys)
-        return await super().get_data(comm, keys=keys, who=who, serializers=serializers,
-                                      max_connections=max_connections)
+        return await super().get_data(comm, keys=keys, **rest)
 
     async def close(self, *args, **kwargs):
         try:
@@ -172,8 +170,8 @@ class Worker(distributed.Worker):
 
 
 def _task_context_of_this_thread():
-    """The ``TaskContext`` of the depot worker whose task runs in this thread, for versions of distributed
-    whose thread pool does not run tasks in a copy of ``execute``'s context."""
+    """The ``TaskContext`` of the depot worker whose task runs in this thread, for releases of distributed
+    whose thread pool does not run tasks in a copy of ``execute``'s context (_compat, difference 3)."""
     try:
         worker = distributed.get_worker()
     except ValueError:
@@ -181,5 +179,5 @@ def _task_context_of_this_thread():
     return worker.depot_task_context() if isinstance(worker, Worker) else None
 
 
-if not hasattr(distributed.utils, "run_in_executor_with_context"):
+if not _compat.TASKS_SEE_EXECUTE_CONTEXT:
     add_finder(_task_context_of_this_thread)
