@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import multiprocessing
+
 import distributed
-from dask.utils import parse_bytes
 from distributed.deploy.utils import nprocesses_nthreads
 from distributed.system import MEMORY_LIMIT
 
@@ -14,6 +15,19 @@ from .worker import Worker
 __all__ = ["LocalCluster", "Nanny"]
 
 DEFAULT_CAPACITY = "1g"
+
+
+def _check_not_importing_main():
+    """Raises multiprocessing's error for a script without an ``if __name__ == "__main__":`` guard, before the
+    cluster starts anything: a worker process (started with "spawn", as Dask's are) imports the main module,
+    and a cluster built at its top level would be built again there, and again in that one's workers."""
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise RuntimeError(
+            "depot.dask.distributed.LocalCluster was created while a new process imported the main module: an "
+            "attempt has been made to start a new process before the current process has finished its "
+            "bootstrapping phase. Create the cluster under the usual idiom in the main module:\n\n"
+            "    if __name__ == \"__main__\":\n        cluster = LocalCluster(...)\n\n(see \"Safe importing of "
+            "main module\" in https://docs.python.org/3/library/multiprocessing.html)")
 
 
 def _start_store(depot_dir, depot_capacity, depot_spill_dir, max_clients=None, max_objects=None):
@@ -53,7 +67,8 @@ class LocalCluster(distributed.LocalCluster):
         the cluster starts one, owned by this process: it stops (and its store is removed) when the cluster
         closes or this process dies.
     depot_capacity : str or int
-        Capacity of a store the cluster starts (default 1 GiB).
+        Capacity of a store the cluster starts (default 1 GiB); a daemon that already serves ``depot_dir``
+        keeps its own.
     depot_inline_bytes : int
         Results smaller than this stay in worker memory and travel over TCP.
     depot_spill_dir : str, optional
@@ -67,6 +82,9 @@ class LocalCluster(distributed.LocalCluster):
     handshake). Their ``memory_limit`` defaults to Dask's "auto" share of the machine *plus* the store's
     capacity, because the kernel counts the shared pages a worker touches in its RSS, which the Nanny watches.
 
+    A start that fails (a worker that cannot start, a script without an ``if __name__ == "__main__":`` guard
+    interrupted) stops the daemon the cluster started and removes its store; workers never start one.
+
     Examples
     --------
     >>> from depot.dask.distributed import LocalCluster
@@ -78,26 +96,28 @@ class LocalCluster(distributed.LocalCluster):
     def __init__(self, *args, depot_dir=None, depot_capacity=DEFAULT_CAPACITY,
                  depot_inline_bytes=DEFAULT_INLINE_BYTES, depot_spill_dir=None, depot_max_clients=None,
                  depot_max_objects=None, **kwargs):
+        _check_not_importing_main()
         self.depot_client, self.depot_daemon = _start_store(depot_dir, depot_capacity, depot_spill_dir,
                                                             depot_max_clients, depot_max_objects)
-        kwargs.setdefault("processes", True)
-        kwargs.setdefault("protocol", depot_comm.SCHEME + "://")
-        kwargs.setdefault("dashboard_address", None)
-        kwargs.setdefault("worker_class", Nanny if kwargs["processes"] else Worker)
-        if "memory_limit" not in kwargs:
-            n = kwargs.get("n_workers") or nprocesses_nthreads()[0]
-            kwargs["memory_limit"] = MEMORY_LIMIT // max(1, n) + parse_bytes(str(depot_capacity))
-        kwargs.update(depot_dir=self.depot_client.directory, depot_capacity=depot_capacity,
-                      depot_inline_bytes=depot_inline_bytes)
+        self._depot_dir = self.depot_client.directory
         try:
+            kwargs.setdefault("processes", True)
+            kwargs.setdefault("protocol", depot_comm.SCHEME + "://")
+            kwargs.setdefault("dashboard_address", None)
+            kwargs.setdefault("worker_class", Nanny if kwargs["processes"] else Worker)
+            if "memory_limit" not in kwargs:
+                n = kwargs.get("n_workers") or nprocesses_nthreads()[0]
+                kwargs["memory_limit"] = MEMORY_LIMIT // max(1, n) + self.depot_client.stat().capacity_bytes
+            kwargs.update(depot_dir=self.depot_client.directory, depot_inline_bytes=depot_inline_bytes)
             super().__init__(*args, **kwargs)
-        except BaseException:
+        except BaseException:  # also KeyboardInterrupt: what the start started goes with it
             self._close_store()
             raise
 
     @property
     def depot_dir(self):
-        return self.depot_client.directory
+        """The store directory the cluster's workers use."""
+        return self._depot_dir
 
     def close(self, *args, **kwargs):
         try:

@@ -18,8 +18,8 @@ import threading
 from distributed.comm import registry
 from distributed.comm.tcp import TCP, TCPBackend, TCPConnector, TCPListener
 
-__all__ = ["SCHEME", "DepotTCP", "DepotTCPBackend", "VersionMismatch", "local_store_identity",
-           "peer_store_identity", "same_store", "serve_store", "store_identity"]
+__all__ = ["SCHEME", "DepotTCP", "DepotTCPBackend", "VersionMismatch", "handshake_entries",
+           "local_store_identity", "peer_store_identity", "same_store", "serve_store", "store_identity"]
 
 SCHEME = "depot"
 STORE_KEY = "depot-store"
@@ -65,6 +65,11 @@ def local_store_identity():
     return _served["identity"]
 
 
+def handshake_entries():
+    """What this backend adds to Dask's handshake: the store this process serves and the Depot version."""
+    return {STORE_KEY: local_store_identity(), VERSION_KEY: _package_version()}
+
+
 def peer_store_identity(comm):
     """The store identity the peer of ``comm`` declared in its handshake, or None (another backend, no store)."""
     info = getattr(comm, "remote_info", None) or {}
@@ -81,11 +86,9 @@ class DepotTCP(TCP):
     """A TCP comm whose handshake also names the Depot store this process serves."""
 
     def handshake_info(self):
-        # An instance method on distributed >= 2023.x (it reads self.same_host), a static one before: both are
-        # called on the comm, so super() reaches either.
+        # static in distributed 2022.12, an instance method in 2026.7 (_compat, difference 1): super() reaches either
         info = super().handshake_info()
-        info[STORE_KEY] = local_store_identity()
-        info[VERSION_KEY] = _package_version()
+        info.update(handshake_entries())
         return info
 
     @staticmethod

@@ -1,7 +1,8 @@
 """``depot.dask.distributed.Worker``: a ``distributed.Worker`` whose results live in the node's Depot store.
 
-Use it with ``dask worker --worker-class depot.dask.distributed.Worker --protocol depot://`` (or through
-``depot.dask.distributed.LocalCluster``). Public hooks only:
+Use it with ``dask worker SCHEDULER --worker-class depot.dask.distributed.Worker`` on a node whose daemon
+(``depot serve``) is running (see docs/DISTRIBUTED.md), or through ``depot.dask.distributed.LocalCluster``.
+Public hooks only:
 
 - ``data=``: results are kept in a ``DepotData`` mapping (Depot-backed, zero-copy);
 - the ``depot://`` comm backend (``distributed.comm.backends`` entry point): its handshake says which store
@@ -20,12 +21,11 @@ import logging
 import warnings
 
 import distributed
-import distributed.utils
-from distributed.compatibility import PeriodicCallback
+from tornado.ioloop import PeriodicCallback
 
 from ..._task_context import TaskContext, add_finder, running
 from .._ids import writer_prefix
-from . import comm as depot_comm
+from . import _compat, comm as depot_comm
 from .data import DEFAULT_INLINE_BYTES, DepotData, sending_by_id, sweep_dead_writers
 
 __all__ = ["Worker", "SWEEP_INTERVAL_MS"]
@@ -39,11 +39,11 @@ _HOLDER_RECHECK_SECONDS = 0.5
 _HOLDER_RECHECKS = 60
 
 
-def _connect(depot_dir, depot_capacity):
-    """Attaches to the node's store, starting its daemon when none serves: detached, so that it outlives this
-    worker (the node's other workers use it too)."""
+def _connect(depot_dir):
+    """Attaches to the node's store. A worker never starts a daemon: the store's size is the operator's choice
+    (``depot serve --capacity``), made once per node, never a default a worker would pick."""
     import depot
-    return depot.connect(depot_dir, start=True, capacity=depot_capacity, detach=True)
+    return depot.connect(depot_dir)
 
 
 class Worker(distributed.Worker):
@@ -53,18 +53,16 @@ class Worker(distributed.Worker):
     Parameters
     ----------
     depot_dir : str, optional
-        The store directory (default: ``$DEPOT_DIR``, else ``/dev/shm/depot-$USER``). The first worker that
-        finds no daemon starts one (detached: it outlives any one worker).
-    depot_capacity : str or int, optional
-        Capacity of a store this worker starts.
+        The store directory (default: ``$DEPOT_DIR``, else ``/dev/shm/depot-$USER``). A daemon must serve it
+        (``depot serve``, or the one a ``LocalCluster`` starts); when none does, the worker warns once and runs
+        as a plain ``distributed.Worker``. A worker never starts a daemon itself.
     depot_inline_bytes : int
         Results smaller than this stay in worker memory and travel over TCP.
     **kwargs
         Everything ``distributed.Worker`` takes (``data=`` is set by this class).
     """
 
-    def __init__(self, *args, depot_dir=None, depot_capacity=None, depot_inline_bytes=DEFAULT_INLINE_BYTES,
-                 **kwargs):
+    def __init__(self, *args, depot_dir=None, depot_inline_bytes=DEFAULT_INLINE_BYTES, **kwargs):
         self.depot_counters = {"sent_by_id": 0, "sent_by_id_bytes": 0, "sent_plain": 0, "sent_remote": 0,
                                "received_by_id": 0,
                                "received_by_id_bytes": 0, "stored": 0, "stored_bytes": 0, "swept": 0,
@@ -72,11 +70,14 @@ class Worker(distributed.Worker):
         self.depot_client = None
         self.depot_store = None
         try:
-            self.depot_client = _connect(depot_dir, depot_capacity)
+            self.depot_client = _connect(depot_dir)
             self.depot_store = depot_comm.store_identity(self.depot_client.directory)
         except Exception as e:  # any failure to reach the store: run as a plain worker, say so once
-            warnings.warn("Depot store %s unreachable (%s); this worker passes data over TCP only"
-                          % (depot_dir or "(default)", e), RuntimeWarning)
+            warnings.warn("Depot store %s unreachable (%s); this worker passes data over TCP only. Start the "
+                          "node's daemon before its workers: depot serve --dir DIR --capacity SIZE"
+                          % (depot_dir or "(default: $DEPOT_DIR or /dev/shm/depot-$USER)", e), RuntimeWarning)
+            if self.depot_client is not None:
+                self.depot_client.close()
             self.depot_client = None
         if self.depot_client is not None:
             depot_comm.serve_store(self.depot_store)
@@ -105,7 +106,7 @@ class Worker(distributed.Worker):
             except Exception as e:  # the scheduler is gone: the cluster's close sweeps the objects of dead workers
                 logger.debug("depot: cannot ask who holds %s: %s", key, e)
                 return
-            holders = set(who_has.get(key) or who_has.get(str(key)) or ()) - {self.address}
+            holders = set(_compat.holders(who_has, key)) - {self.address}
             if not holders:
                 break
             await asyncio.sleep(_HOLDER_RECHECK_SECONDS)
@@ -148,16 +149,15 @@ class Worker(distributed.Worker):
         with running(context):
             return await super().execute(key, stimulus_id=stimulus_id)
 
-    async def get_data(self, comm, keys=None, who=None, serializers=None, max_connections=None):
+    async def get_data(self, comm, keys=(), **rest):
+        # ``rest``: the request's other keywords, which differ between releases (_compat, difference 2)
         keys = list(keys or ())
         if self.depot_client is not None and depot_comm.same_store(comm):
             # The mapping counts what it hands out by id and what as bytes.
             with sending_by_id():
-                return await super().get_data(comm, keys=keys, who=who, serializers=serializers,
-                                              max_connections=max_connections)
+                return await super().get_data(comm, keys=keys, **rest)
         self.depot_counters["sent_remote"] += len(keys)
-        return await super().get_data(comm, keys=keys, who=who, serializers=serializers,
-                                      max_connections=max_connections)
+        return await super().get_data(comm, keys=keys, **rest)
 
     async def close(self, *args, **kwargs):
         try:
@@ -172,8 +172,8 @@ class Worker(distributed.Worker):
 
 
 def _task_context_of_this_thread():
-    """The ``TaskContext`` of the depot worker whose task runs in this thread, for versions of distributed
-    whose thread pool does not run tasks in a copy of ``execute``'s context."""
+    """The ``TaskContext`` of the depot worker whose task runs in this thread, for releases of distributed
+    whose thread pool does not run tasks in a copy of ``execute``'s context (_compat, difference 3)."""
     try:
         worker = distributed.get_worker()
     except ValueError:
@@ -181,5 +181,5 @@ def _task_context_of_this_thread():
     return worker.depot_task_context() if isinstance(worker, Worker) else None
 
 
-if not hasattr(distributed.utils, "run_in_executor_with_context"):
+if not _compat.TASKS_SEE_EXECUTE_CONTEXT:
     add_finder(_task_context_of_this_thread)
