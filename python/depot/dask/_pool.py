@@ -287,10 +287,8 @@ HOME_DEPENDENTS_LOOKED_AT = 4
 HOME_LEVELS = 2
 #: a worker with room looks for a batch that prefers it among no more than this many queued ones
 PENDING_LOOKED_AT = 32
-#: a batch of one task carries at most this many continuations (``Pool._continuations``); False sends none (for
-#: measuring one against the other)
+#: a batch of one task carries at most this many continuations (``Pool._continuations``)
 CONTINUATION_DEPTH = 8
-CONTINUATIONS = True
 
 
 def _held_inputs(fn, args):
@@ -487,7 +485,7 @@ class Pool:
         A tree's combine whose other input is already on the same worker is run there at once: the worker
         does not wait for the scheduler's round trip between a leaf and each combine above it (four levels of
         a share of 16 leaves, at the end of the tree), and the scheduler sends no message for it."""
-        if (not CONTINUATIONS or compute.dsk is None or compute.dependencies is None or compute.results is None
+        if (compute.dsk is None or compute.dependencies is None or compute.results is None
                 or compute.chunksize != 1 or len(batch.keys) != 1):
             return []
         done = compute.results  # get_async's cache (read only)

@@ -28,10 +28,6 @@ INLINE_BYTES_DEFAULT = 64 << 10
 #: scheduler's default), smaller ones one task per message (so that few, long tasks spread over the workers)
 AUTO_CHUNK_MIN_TASKS_PER_WORKER = 1000
 AUTO_CHUNKSIZE = 6
-#: the tasks ready at the start are split into one contiguous share per worker (``Compute.split_roots``), and no
-#: batch is taken back while ``get_async`` has ready tasks to submit (``Compute.unsubmitted``); False restores the
-#: placement by families alone, for measuring one against the other
-SPLIT_ROOTS = True
 _SCALARS = (int, float, complex, str, bool, type(None))
 
 
@@ -301,9 +297,8 @@ def _graph_callback(compute, workers, chunksize):
         compute.dsk = dsk
         compute.dependents = state.get("dependents")
         compute.dependencies = state.get("dependencies")
-        if SPLIT_ROOTS:
-            compute.unsubmitted = state.get("ready")
-            compute.split_roots(state.get("ready"), workers, chunksize)
+        compute.unsubmitted = state.get("ready")
+        compute.split_roots(state.get("ready"), workers, chunksize)
 
     return Callback(start_state=start_state)._callback
 

@@ -113,14 +113,11 @@ def test_inputs_already_computed_count_where_they_are_held_or_anywhere_when_in_d
     assert _send(pool, compute, "leaf-1", pool.workers[0])[0] == []  # a failed input is nobody's
 
 
-def test_no_continuations_for_batches_of_several_tasks_or_when_turned_off(monkeypatch):
+def test_no_continuations_for_batches_of_several_tasks():
     pool, compute = _tree_compute()
     a, _ = pool.workers
     _send(pool, compute, "leaf-0", a)
     compute.chunksize = 6
-    assert _send(pool, compute, "leaf-1", a)[0] == []
-    compute.chunksize = 1
-    monkeypatch.setattr(_pool, "CONTINUATIONS", False)
     assert _send(pool, compute, "leaf-1", a)[0] == []
 
 
