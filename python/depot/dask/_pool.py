@@ -13,7 +13,6 @@ import json
 import multiprocessing
 import multiprocessing.connection
 import os
-import pickle
 import queue
 import select
 import signal
@@ -26,9 +25,11 @@ import weakref
 
 from depot.ids import ID_LENGTH, ObjectId
 
-from . import _worker
+from . import _transport, _worker
 from ._functions import ComputeFunctions, SentFunctions, dumps_task
 from ._refs import Held, Stored
+from ._transport import (Drop, DropPrefix, Failed, Publish, Ready, Results, RunBatch, Stop, Unqueue, Unqueued,
+                         Unreadable)
 
 TOKEN_LENGTH = 8
 COMPUTE_LENGTH = 4
@@ -235,7 +236,7 @@ class _Worker:
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-c", "from depot.dask._worker import run; run()",
-                 str(theirs.fileno()), directory, str(inline_bytes)],
+                 str(theirs.fileno()), directory, str(inline_bytes), str(_transport.PROTOCOL_VERSION)],
                 pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, env=env, start_new_session=False)
         finally:
             theirs.close()
@@ -570,13 +571,11 @@ class Pool:
                 publish = self._to_publish(batch.compute, w, batch.held)
             then, then_used = dumps_task(chain, batch.compute.functions) if chain else (None, {})
             for holder, raws in publish.items():
-                self._send(holder, ("publish", raws))
+                self._send(holder, Publish(raws))
             with w.send_lock:
                 definitions, forget = w.sent.delta({**batch.used, **then_used}, batch.compute.functions)
                 drops, w.pending_drops = w.pending_drops, []
-                # the batch id also in the last 8 bytes, for a worker that cannot unpickle the rest
-                message = (pickle.dumps((batch.id, definitions, forget, batch.body, drops, then), protocol=5)
-                           + batch.id.to_bytes(8, "little"))
+                message = _transport.encode(RunBatch(batch.id, definitions, forget, batch.body, drops, then))
                 try:
                     w.conn.send_bytes(message)
                 except OSError:
@@ -585,7 +584,7 @@ class Pool:
             self._send(*take_back)
 
     def _take_back_for_idle(self):
-        """``(worker, ("unqueue", batch id))`` when a worker is idle, nothing is queued here and another worker
+        """``(worker, Unqueue(batch id))`` when a worker is idle, nothing is queued here and another worker
         has a batch waiting behind its running one (it is given back and goes to the idle worker: at the end of
         a graph, the last leaf would otherwise wait for its worker's running one while the other worker idles);
         else None (under the lock)."""
@@ -604,7 +603,7 @@ class Pool:
             # thread or the collector between computes can still be)
             return None
         batch.taking_back = True
-        return busiest, ("unqueue", batch.id)
+        return busiest, Unqueue(batch.id)
 
     def _choose(self):
         """``(worker, batch)`` to send next, taken off the queue, or None (under the lock)."""
@@ -690,7 +689,7 @@ class Pool:
         return None
 
     def _send(self, w, message):
-        data = pickle.dumps(message, protocol=5)
+        data = _transport.encode(message)
         with w.send_lock:
             try:
                 w.conn.send_bytes(data)
@@ -708,7 +707,7 @@ class Pool:
                 compute.published.add(raw)
                 self.published_count += 1
         if ask:
-            self._send(holder, ("publish", [raw]))
+            self._send(holder, Publish([raw]))
         return _worker.await_published(self.client, held)
 
     def release_held(self, compute, held):
@@ -721,7 +720,7 @@ class Pool:
             published = raw in compute.published
         if w is not None:
             if published:
-                self._send(w, ("drop", [raw]))
+                self._send(w, Drop([raw]))
             else:
                 with w.send_lock:
                     w.pending_drops.append(raw)
@@ -735,7 +734,7 @@ class Pool:
         for w in workers:
             with w.send_lock:
                 w.pending_drops = []
-            self._send(w, ("drop_prefix", compute.prefix))
+            self._send(w, DropPrefix(compute.prefix))
 
     # ---- receiving: a compute's thread, or the collector thread between computes --------------------------
 
@@ -824,19 +823,22 @@ class Pool:
             else:
                 self._died(w)
 
-    def _received(self, w, message):
-        # a batch's results come as (batch id, results, {key: seconds it ran}), everything else as (tag, body)
-        tag, body, *timed = pickle.loads(message)
-        if tag == "ready":
+    def _received(self, w, data):
+        message = _transport.decode(data)
+        kind = type(message)
+        if kind is Ready:
+            mismatch = _transport.version_mismatch(message.version)
+            if mismatch is not None:
+                w.start_error = mismatch
             w.ready.set()
             return
-        if tag == "failed":
-            w.start_error = body
+        if kind is Failed:
+            w.start_error = message.text
             w.ready.set()
             return
-        if tag == "unqueued":
+        if kind is Unqueued:
             with self._lock:
-                batch = w.inflight.pop(body, None)
+                batch = w.inflight.pop(message.batch_id, None)
                 requeue = batch is not None and not batch.compute.abandoned and not self._closing
                 if batch is not None:
                     for d in batch.continued:
@@ -852,18 +854,19 @@ class Pool:
                                                     % ", ".join(map(repr, batch.keys))))
             self._dispatch()
             return
-        if tag == "unreadable":
-            batch_id, text = body
+        if kind is Unreadable:
             with self._lock:
-                batch = w.inflight.pop(batch_id, None)
+                batch = w.inflight.pop(message.batch_id, None)
             if batch is not None:
                 self._end(batch, error=WorkerTaskError(
                     "depot.dask worker %d could not read the batch of task%s %s:\n%s"
-                    % (w.pid, "s" if len(batch.keys) > 1 else "", ", ".join(repr(k) for k in batch.keys), text)))
+                    % (w.pid, "s" if len(batch.keys) > 1 else "", ", ".join(repr(k) for k in batch.keys),
+                       message.text)))
                 self._dispatch()
             return
+        body = message.results
         with self._lock:
-            batch = w.inflight.pop(tag, None)
+            batch = w.inflight.pop(message.batch_id, None)
         if batch is None:
             # results of a batch this worker no longer has in flight (it was given back and runs elsewhere): no
             # one will ask for what it holds of them, so it forgets them now, not at the end of the compute (a
@@ -871,12 +874,11 @@ class Pool:
             raws = [bytes(e[1][0].oid) for e in body if not e[2] and isinstance(e[1][0], Held)
                     and e[1][0].holder == w.pid]
             if raws:
-                self._send(w, ("drop", raws))
+                self._send(w, Drop(raws))
             return
         self._dispatch()
         compute = batch.compute
-        if timed:
-            compute.task_seconds.update(timed[0])
+        compute.task_seconds.update(message.seconds)
         if len(body) > len(batch.keys):
             # continuations' results come after the batch's own
             with self._lock:
@@ -887,7 +889,7 @@ class Pool:
             for _, res_info, failed in body:
                 if not failed and isinstance(res_info[0], Stored) and compute.owns(res_info[0].oid):
                     self._delete(res_info[0].oid)
-            self._send(w, ("drop_prefix", compute.prefix))
+            self._send(w, DropPrefix(compute.prefix))
             self.sweep(compute.prefix)  # and what its tasks stored themselves (DataFrame shuffle slices)
         self._end(batch, body)
 
@@ -1008,7 +1010,7 @@ class Pool:
                 self._closing = True
                 workers = list(self.workers)
         self._fail_pending(lambda b: True, "the depot.dask Scheduler was closed")
-        stop = pickle.dumps(_worker.STOP)
+        stop = _transport.encode(Stop())
         for w in workers:
             try:
                 w.conn.send_bytes(stop)

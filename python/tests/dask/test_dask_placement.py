@@ -14,6 +14,7 @@ pytest.importorskip("dask")
 
 from depot.dask._pool import Compute, Pool, _Batch  # noqa: E402
 from depot.dask._refs import Held  # noqa: E402
+from depot.dask._transport import Drop, Results, RunBatch, Unqueue, encode  # noqa: E402
 from dask_fixtures import clean_store, dask_daemon, scheduler  # noqa: E402,F401
 
 
@@ -238,7 +239,7 @@ def _one_busy_one_idle():
 def test_an_idle_worker_takes_back_the_batch_waiting_behind_another_workers_running_one():
     pool, compute, waiting = _one_busy_one_idle()
     busy, idle = pool.workers
-    assert pool._take_back_for_idle() == (busy, ("unqueue", waiting.id))
+    assert pool._take_back_for_idle() == (busy, Unqueue(waiting.id))
     assert pool._take_back_for_idle() is None  # asked once
     idle.inflight = {99: object()}
     waiting.taking_back = False
@@ -251,7 +252,7 @@ def test_an_idle_worker_takes_nothing_back_while_get_async_has_tasks_ready_to_su
     compute.unsubmitted = ["leaf-9"]  # get_async submits it once it has taken in the result that idled a worker
     assert pool._take_back_for_idle() is None
     compute.unsubmitted.pop()
-    assert pool._take_back_for_idle() == (busy, ("unqueue", waiting.id))
+    assert pool._take_back_for_idle() == (busy, Unqueue(waiting.id))
 
 
 def _sleep_then_time(seconds):
@@ -279,7 +280,7 @@ def test_with_every_worker_idle_a_chain_stays_on_the_worker_holding_its_input():
 
 
 def _header(batch_id):
-    return (batch_id, {}, [], b"", [])
+    return RunBatch(batch_id, {}, [], b"", [], None)
 
 
 def test_a_batch_given_back_is_skipped_by_the_worker_and_a_second_request_finds_nothing():
@@ -310,7 +311,6 @@ def test_a_batch_that_came_back_is_given_back_again_only_from_its_new_copy():
 
 
 def test_results_of_a_batch_no_longer_in_flight_are_forgotten_by_their_worker():
-    import pickle
     import threading
     from depot.dask._refs import Inline
     pool = _pool()
@@ -323,8 +323,8 @@ def test_results_of_a_batch_no_longer_in_flight_are_forgotten_by_their_worker():
             ("b", (Held(elsewhere, 1 << 20, 999), w.pid), False),
             ("c", (Inline(b"", []), w.pid), False),
             ("d", (ValueError("x"), "traceback"), True)]
-    pool._received(w, pickle.dumps((42, body)))  # batch 42 is not in flight on w (given back, run elsewhere)
-    assert sent == [(w.pid, ("drop", [mine]))]
+    pool._received(w, encode(Results(42, body, {})))  # batch 42 is not in flight on w (given back, run elsewhere)
+    assert sent == [(w.pid, Drop([mine]))]
 
 
 def test_the_fixtures_name_the_process_pinning_an_object(dask_daemon):
