@@ -32,6 +32,8 @@ import pickle
 from typing import NamedTuple, Optional
 
 PROTOCOL_VERSION = 1
+#: the environment variable that carries the scheduler's ``sys.path`` (JSON) to a worker it starts
+SYS_PATH_ENV_NAME = "DEPOT_DASK_SYS_PATH"
 #: the bytes of the batch id at the end of a ``RunBatch`` frame (little-endian)
 BATCH_ID_BYTES = 8
 

@@ -26,6 +26,7 @@ from depot._task_context import TaskContext, running
 from depot.ids import ObjectId
 
 from . import _transport
+from ._compute import PREFIX_LENGTH
 from ._functions import FunctionTable
 from ._refs import Held, Inline, PublishFailed, Stored
 from ._transport import Drop, DropPrefix, Failed, Publish, Ready, Results, RunBatch, Unqueue, Unqueued, Unreadable
@@ -36,7 +37,6 @@ _state = None
 #: a task whose input another worker holds waits for it in Depot, looking every this many seconds whether that
 #: worker is still alive
 PUBLISH_POLL_SECONDS = 0.05
-SYS_PATH_ENV_NAME = "DEPOT_DASK_SYS_PATH"
 
 
 class InputLostError(RuntimeError):
@@ -195,7 +195,6 @@ class _WorkerState:
     def task_context(self, oids):
         """The ``TaskContext`` of a batch whose results get the ids ``oids`` (key -> id): this worker's client,
         and the prefix of the batch's compute."""
-        from ._pool import PREFIX_LENGTH
         prefix = bytes(next(iter(oids.values())))[:PREFIX_LENGTH] if oids else b""
         return TaskContext(self.client, prefix, adopt=self.adopt)
 
@@ -337,7 +336,7 @@ def _timed(fn, args, batch_execute_tasks):
 
 
 def _continue(state, chain, seconds):
-    """Runs the continuations a batch came with (``Pool._continuations``): ``[(key, (task, inputs), raw id)]``,
+    """Runs the continuations a batch came with (``_continuations.chain``): ``[(key, (task, inputs), raw id)]``,
     each a dependent of the one before (the first of the batch's task), in order, while every input each refers
     to is held here (a batch given back and run elsewhere finds them held by another worker, and runs none);
     returns their results as ``(key, result, failed, True)``, with their run times in ``seconds``. The scheduler
@@ -363,7 +362,7 @@ def run():
     ``_transport.PROTOCOL_VERSION``."""
     import json
     import multiprocessing.connection
-    for entry in json.loads(os.environ.pop(SYS_PATH_ENV_NAME, "[]")):
+    for entry in json.loads(os.environ.pop(_transport.SYS_PATH_ENV_NAME, "[]")):
         if entry not in sys.path:
             sys.path.append(entry)
     fd, directory, inline_bytes, version = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
