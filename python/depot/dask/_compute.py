@@ -11,6 +11,7 @@ import weakref
 from depot.ids import ID_LENGTH, ObjectId
 
 from ._functions import ComputeFunctions
+from ._refs import Held
 
 TOKEN_LENGTH = 8
 COMPUTE_LENGTH = 4
@@ -104,3 +105,26 @@ class Batch:
     def names(self):
         """``"task%s %s"``: the batch's tasks, for messages."""
         return "task%s %s" % ("s" if len(self.keys) > 1 else "", ", ".join(repr(k) for k in self.keys))
+
+
+def held_inputs(fn, args):
+    """The ``Held`` inputs of a batch as ``get_async`` submits it (``batch_execute_tasks`` of ``(key, (task,
+    data), ...)``)."""
+    from dask.local import batch_execute_tasks
+    if fn is not batch_execute_tasks:
+        return []
+    out = []
+    for a in args:
+        try:
+            data = a[1][1]
+        except (IndexError, TypeError):
+            continue
+        if isinstance(data, dict):
+            out.extend(v for v in data.values() if isinstance(v, Held))
+    return out
+
+
+def held_by(results, pid):
+    """The raw ids of the results in a worker's ``results`` (``[(key, (result, pid), failed)]``) that worker
+    ``pid`` holds."""
+    return [bytes(r[1][0].oid) for r in results if not r[2] and isinstance(r[1][0], Held) and r[1][0].holder == pid]

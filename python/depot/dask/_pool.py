@@ -5,7 +5,8 @@ tickets, received by the thread that runs the compute (``_receiving``). A worker
 batches fail naming their tasks.
 
 Its parts: ``_processes`` (the worker processes and the poll set over their pipes), ``_compute`` (a compute and
-its batches), ``_cleanup`` (releases and deletes off the scheduling loop).
+its batches), ``_held`` (results held in the workers' memory), ``_cleanup`` (releases and deletes off the
+scheduling loop).
 """
 
 import collections
@@ -17,50 +18,16 @@ import time
 
 from . import _continuations, _placement, _transport, _worker
 from ._cleanup import Discarder
-from ._compute import PREFIX_LENGTH, TOKEN_LENGTH, Batch, Compute, fetch_held
+from ._compute import PREFIX_LENGTH, TOKEN_LENGTH, Batch, Compute, fetch_held, held_by, held_inputs
 from ._functions import dumps_task
-from ._processes import START_TIMEOUT, STOP_TIMEOUT, Poller, WorkerProcess
+from ._held import HeldResults
+from ._processes import (STOP_TIMEOUT, Poller, WorkerDiedError, Workers, WorkerStartError,  # noqa: F401
+                         WorkerTaskError)
 from ._receiving import ReceiverRole, Ticket
-from ._refs import Held, Stored
-from ._transport import (Drop, DropPrefix, Failed, Publish, Ready, RunBatch, Stop, Unqueue, Unqueued,
-                         Unreadable)
+from ._refs import Stored
+from ._transport import Drop, DropPrefix, Failed, Publish, Ready, RunBatch, Stop, Unqueue, Unqueued, Unreadable
 
 __all__ = ["Pool", "WorkerDiedError", "WorkerTaskError", "WorkerStartError", "fetch_held", "PREFIX_LENGTH"]
-
-
-class WorkerDiedError(RuntimeError):
-    """A worker process died while it ran a task (killed, out of memory, a crash in native code)."""
-
-
-class WorkerTaskError(RuntimeError):
-    """A worker could not read the tasks it was sent (a function it cannot import, say)."""
-
-
-class WorkerStartError(RuntimeError):
-    """A worker process could not start or could not connect to the store."""
-
-
-def _held_inputs(fn, args):
-    """The ``Held`` inputs of a batch as ``get_async`` submits it (``batch_execute_tasks`` of ``(key, (task,
-    data), ...)``)."""
-    from dask.local import batch_execute_tasks
-    if fn is not batch_execute_tasks:
-        return []
-    out = []
-    for a in args:
-        try:
-            data = a[1][1]
-        except (IndexError, TypeError):
-            continue
-        if isinstance(data, dict):
-            out.extend(v for v in data.values() if isinstance(v, Held))
-    return out
-
-
-def held_by(results, pid):
-    """The raw ids of the results in a worker's ``results`` (``[(key, (result, pid), failed)]``) that worker
-    ``pid`` holds."""
-    return [bytes(r[1][0].oid) for r in results if not r[2] and isinstance(r[1][0], Held) and r[1][0].holder == pid]
 
 
 class Pool:
@@ -72,41 +39,35 @@ class Pool:
         self.size, self.depth = size, depth
         self.directory, self.inline_bytes, self.client = directory, inline_bytes, client
         self.token = os.urandom(TOKEN_LENGTH)
-        #: held results whose holders were asked to store them in Depot, batches given back by the worker they
-        #: waited on for an idle one, and tasks whose result came as a continuation, in all (tests, figures)
-        self.published_count = self.taken_back_count = self.continuations_used_count = 0
+        #: batches given back by the worker they waited on for an idle one, and tasks whose result came as a
+        #: continuation, in all (tests, figures)
+        self.taken_back_count = self.continuations_used_count = 0
         #: batches submitted and not yet sent, in Dask's order
         self._pending = collections.deque()
         self._lock = threading.Lock()
-        self._computes, self._batches, self._indexes = itertools.count(1), itertools.count(1), itertools.count(0)
+        self._computes, self._batches = itertools.count(1), itertools.count(1)
         self._closing = False
         self._discarder = Discarder(client)
         self._role = ReceiverRole(self._lock, self._receive_once, lambda: self._closing,
-                                  lambda: self._closing and not any(w.alive for w in self.workers))
+                                  lambda: self._closing and not self.workers.any_alive())
         self._poller = Poller(self._role.wake_fd)
-        self.workers = [self._spawn() for _ in range(size)]
+        self.workers = Workers(size, directory, inline_bytes)
+        self._held = HeldResults(self._lock, self.workers, client, self._discarder)
         self._role.start()
         try:
-            for w in list(self.workers):
-                if not w.ready.wait(START_TIMEOUT) or w.start_error is not None:
-                    raise WorkerStartError("depot.dask worker %d did not start%s" % (
-                        w.pid, ": " + w.start_error if w.start_error else " within %d s" % START_TIMEOUT))
+            self.workers.await_ready()
         except BaseException:
             self.close()
             raise
 
-    def _spawn(self):
-        return WorkerProcess(self.directory, self.inline_bytes, next(self._indexes))
+    @property
+    def published_count(self):
+        """Held results whose holders were asked to store them in Depot, in all (tests, figures)."""
+        return self._held.published_count
 
     def pids(self):
         with self._lock:
             return [w.pid for w in self.workers]
-
-    def _alive_by_pid(self, pid):
-        for w in self.workers:
-            if w.pid == pid and w.alive:
-                return w
-        return None
 
     # ---- computes and their batches ---------------------------------------------------------------------
 
@@ -132,14 +93,14 @@ class Pool:
             self._role.end(Batch(next(self._batches), compute, keys, {}, [], b"", {}), [(keys[0], result, failed)])
             return Ticket(self._role, compute)
         oids = {key: bytes(compute.new_oid()) for key in keys}
-        held = _held_inputs(fn, args)
+        held = held_inputs(fn, args)
         # pickled here, so that a task that cannot be pickled fails its compute at once, in the caller's thread
         body, used = dumps_task((*_worker.compact(fn, args), oids), compute.functions)
         batch = Batch(next(self._batches), compute, keys, oids, held, body, used)
         with self._lock:
             if self._closing:
                 raise RuntimeError("this depot.dask Scheduler is closed")
-            if not any(w.alive for w in self.workers):
+            if not self.workers.any_alive():
                 raise WorkerDiedError("no depot.dask worker is alive")
             self._pending.append(batch)
             wake = self._role.submitted(lambda: any(w.alive and len(w.inflight) < self.depth for w in self.workers))
@@ -170,7 +131,7 @@ class Pool:
                 for key, _, raw in chain:
                     compute.sent[key] = (w.pid, raw)
                     _placement.claim(compute.dependents, compute.homes, key, w.pid)
-                publish = self._to_publish(compute, w, batch.held)
+                publish = self._held.to_publish(compute, w, batch.held)
             then, then_used = dumps_task(chain, compute.functions) if chain else (None, {})
             for holder, raws in publish.items():
                 holder.send(Publish(raws))
@@ -185,7 +146,7 @@ class Pool:
         """``(worker, batch)`` to send next, taken off the queue, or None (under the lock)."""
         if not self._pending:
             return None
-        alive = [w for w in self.workers if w.alive]
+        alive = self.workers.alive()
         choice = _placement.choose({w.pid: len(w.inflight) for w in alive}, self.depth,
                                    (self._preference(b) for b in self._pending))
         if choice is None:
@@ -210,72 +171,28 @@ class Pool:
         None (under the lock)."""
         if self._pending:
             return None
-        pid = _placement.take_back_from({w.pid: len(w.inflight) for w in self.workers if w.alive})
+        pid = _placement.take_back_from({w.pid: len(w.inflight) for w in self.workers.alive()})
         if pid is None:
             return None
-        batch = list(self._alive_by_pid(pid).inflight.values())[-1]  # the last sent: the one that waits
+        batch = list(self.workers.by_pid(pid).inflight.values())[-1]  # the last sent: the one that waits
         if not _placement.may_take_back(batch.taking_back, batch.compute.unsubmitted):
             return None
         batch.taking_back = True
         return batch
 
-    def _to_publish(self, compute, w, held):
-        """``{holder worker: [raw ids]}``: the inputs in ``held`` that ``w`` does not hold and that their holders
-        were not asked for yet (marked asked)."""
-        out = {}
-        for h in held:
-            raw = bytes(h.oid)
-            if h.holder == w.pid or raw in compute.published:
-                continue
-            holder = self._alive_by_pid(h.holder)
-            if holder is None:
-                continue  # died: the task waiting for it says so
-            compute.published.add(raw)
-            self.published_count += 1
-            out.setdefault(holder, []).append(raw)
-        return out
-
-    # ---- held results -----------------------------------------------------------------------------------
+    # ---- held results and cleanup -----------------------------------------------------------------------
 
     def fetch(self, compute, held):
-        """A held result read in this process: its holder is asked to store it in Depot (once), then it is read
-        zero-copy from there."""
-        with self._lock:
-            holder = self._alive_by_pid(held.holder)
-            raw = bytes(held.oid)
-            ask = holder is not None and raw not in compute.published
-            if ask:
-                compute.published.add(raw)
-                self.published_count += 1
-        if ask:
-            holder.send(Publish([raw]))
-        return _worker.await_published(self.client, held)
+        """A held result read in this process (``HeldResults.fetch``)."""
+        return self._held.fetch(compute, held)
 
     def release_held(self, compute, held):
-        """No task needs ``held`` any more: its holder forgets it (with its next message, or at the end of the
-        compute), and its copy in Depot, if it was published, is deleted. A published one is forgotten at once:
-        its holder's view pins the copy in the store, which is freed only when that pin goes."""
-        raw = bytes(held.oid)
-        with self._lock:
-            w = self._alive_by_pid(held.holder)
-            published = raw in compute.published
-        if w is not None:
-            if published:
-                w.send(Drop([raw]))
-            else:
-                with w.send_lock:
-                    w.pending_drops.append(raw)
-        if published:
-            self._discarder.discard(None, held.oid, True)
+        """No task needs ``held`` any more (``HeldResults.release``)."""
+        self._held.release(compute, held)
 
     def end_compute(self, compute):
         """Every worker forgets what it holds of ``compute``."""
-        with self._lock:
-            workers = [w for w in self.workers if w.alive]
-        for w in workers:
-            with w.send_lock:
-                w.pending_drops = []
-            w.send(DropPrefix(compute.prefix))
+        self._held.end_compute(compute)
 
     def discard(self, view, oid, owned):
         """Releases ``view`` (a pin) and then, if ``owned``, deletes ``oid``, in the discarder thread."""
@@ -300,7 +217,7 @@ class Pool:
         wake-up, messages, deaths."""
         self._dispatch()
         with self._lock:
-            workers = [w for w in self.workers if w.alive]
+            workers = self.workers.alive()
         for w, what in self._poller.wait(workers, timeout):
             if w is None:
                 self._role.woken()
@@ -385,7 +302,7 @@ class Pool:
             w.inflight.clear()
             # a worker that died before it ever started is not replaced (it would die again, forever)
             if not self._closing and w.ready.is_set() and w.start_error is None:
-                self.workers[self.workers.index(w)] = self._spawn()
+                self.workers.replace(w)
         w.close_handles()
         # whatever the dead worker had stored for its unfinished tasks is not wanted by anyone
         for batch in batches:
@@ -411,8 +328,7 @@ class Pool:
         self._fail_pending(lambda b: b.compute is compute, "its compute was abandoned")
         if cancel:
             with self._lock:
-                victims = [w for w in self.workers
-                           if w.alive and any(b.compute is compute for b in w.inflight.values())]
+                victims = [w for w in self.workers.alive() if any(b.compute is compute for b in w.inflight.values())]
             for w in victims:
                 try:
                     os.kill(w.pid, signal.SIGKILL)
@@ -433,7 +349,7 @@ class Pool:
 
     def close(self):
         with self._lock:
-            if self._closing and not any(w.alive for w in self.workers):
+            if self._closing and not self.workers.any_alive():
                 workers = []
             else:
                 self._closing = True

@@ -1,6 +1,7 @@
 """The pool's worker processes (``WorkerProcess``: started, stopped, sent messages) and the receiving thread's
 ``Poller`` over their pipes and pidfds."""
 
+import itertools
 import json
 import multiprocessing.connection
 import os
@@ -13,13 +14,25 @@ import threading
 from . import _transport
 from ._functions import SentFunctions
 
-__all__ = ["WorkerProcess", "Poller"]
+__all__ = ["WorkerProcess", "Workers", "Poller", "WorkerDiedError", "WorkerStartError", "WorkerTaskError"]
 
 START_TIMEOUT = 120.0
 STOP_TIMEOUT = 10.0
 #: a worker whose pipe closed is given this long to exit before it is killed: it can run nothing more, and the
 #: thread that saw it go (a compute's own) waits for it before the compute hears of its tasks
 DIED_GRACE_SECONDS = 1.0
+
+
+class WorkerDiedError(RuntimeError):
+    """A worker process died while it ran a task (killed, out of memory, a crash in native code)."""
+
+
+class WorkerTaskError(RuntimeError):
+    """A worker could not read the tasks it was sent (a function it cannot import, say)."""
+
+
+class WorkerStartError(RuntimeError):
+    """A worker process could not start or could not connect to the store."""
 
 
 class WorkerProcess:
@@ -105,6 +118,54 @@ class WorkerProcess:
             except OSError:
                 pass
             self.sentinel = None
+
+
+class Workers:
+    """The pool's worker processes in their order (a replacement takes a dead one's place); read and changed under
+    the pool's lock."""
+
+    def __init__(self, size, directory, inline_bytes):
+        self._directory = directory
+        self._inline_bytes = inline_bytes
+        self._indexes = itertools.count(0)
+        self._all = []
+        self._all.extend(self._spawn() for _ in range(size))
+
+    def _spawn(self):
+        return WorkerProcess(self._directory, self._inline_bytes, next(self._indexes))
+
+    def await_ready(self):
+        """Waits for every worker to connect to the store; WorkerStartError names one that did not."""
+        for w in list(self._all):
+            if not w.ready.wait(START_TIMEOUT) or w.start_error is not None:
+                raise WorkerStartError("depot.dask worker %d did not start%s" % (
+                    w.pid, ": " + w.start_error if w.start_error else " within %d s" % START_TIMEOUT))
+
+    def __iter__(self):
+        return iter(self._all)
+
+    def __len__(self):
+        return len(self._all)
+
+    def __getitem__(self, index):
+        return self._all[index]
+
+    def alive(self):
+        return [w for w in self._all if w.alive]
+
+    def any_alive(self):
+        return any(w.alive for w in self._all)
+
+    def by_pid(self, pid):
+        """The live worker ``pid``, or None."""
+        for w in self._all:
+            if w.pid == pid and w.alive:
+                return w
+        return None
+
+    def replace(self, dead):
+        """A new worker in ``dead``'s place."""
+        self._all[self._all.index(dead)] = self._spawn()
 
 
 class Poller:

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("dask")
 
 from depot.dask import _placement  # noqa: E402
-from depot.dask._pool import held_by  # noqa: E402
+from depot.dask._compute import held_by  # noqa: E402
 from depot.dask._processes import Poller  # noqa: E402
 from depot.dask._refs import Held, Inline  # noqa: E402
 from depot.dask._transport import RunBatch  # noqa: E402
