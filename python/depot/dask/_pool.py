@@ -246,8 +246,8 @@ class Pool:
             with self._lock:
                 batch = w.inflight.pop(message.batch_id, None)
             if batch is not None:
-                self._role.end(batch, error=WorkerTaskError("depot.dask worker %d could not read the batch of %s:\n%s"
-                                                       % (w.pid, batch.names(), message.text)))
+                self._role.end(batch, error=WorkerTaskError(
+                    "depot.dask worker %d could not read the batch of %s:\n%s" % (w.pid, batch.names(), message.text)))
                 self._dispatch()
         else:
             self._results(w, message.batch_id, message.results, message.seconds)
@@ -267,7 +267,7 @@ class Pool:
                 self.taken_back_count += 1
         if batch is not None and not requeue:
             self._role.end(batch, error=RuntimeError("batch of %s not run: its compute was abandoned"
-                                                % ", ".join(map(repr, batch.keys))))
+                                                     % ", ".join(map(repr, batch.keys))))
         self._dispatch()
 
     def _results(self, w, batch_id, body, seconds):
@@ -311,7 +311,7 @@ class Pool:
         how = w.how_it_ended(code)
         for batch in batches:
             self._role.end(batch, error=WorkerDiedError("depot.dask worker %d %s while running %s; a new worker "
-                                                   "replaces it" % (w.pid, how, batch.names())))
+                                                        "replaces it" % (w.pid, how, batch.names())))
         if not w.ready.is_set() and w.start_error is None:
             w.start_error = "it %s before connecting to the store" % how
         w.gone.set()
