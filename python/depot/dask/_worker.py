@@ -2,22 +2,14 @@
 the scheduler sends it by reference, so each Dask version runs its own task format), reading inputs that are in
 Depot zero-copy and storing large results there.
 
-The messages on the worker's pipe, pickled:
+It talks to the scheduler's pool with the messages of ``_transport``: it answers ``Ready`` once connected to the
+store (``Failed`` if it could not connect, or if its protocol version is not the pool's), then takes ``RunBatch``,
+``Publish``, ``Drop``, ``DropPrefix``, ``Unqueue`` and ``Stop``, and sends ``Results``, ``Unqueued`` and
+``Unreadable``.
 
-    scheduler -> worker   (batch id, {number: function's bytes}, [numbers to forget], batch, [ids to drop])
-                          run a batch, the batch being (function, arguments, {key: object id for its result})
-                          pickled with by-value functions as numbers (see _functions)
-                          ("publish", [ids])     store these held results in Depot (others need them)
-                          ("drop", [ids])        forget these held results (no task needs them any more)
-                          ("drop_prefix", prefix) forget every held result whose id starts with prefix
-                          ("unqueue", batch id)  give this batch back if it has not started
-                          (None, None, None, None, None)                                         stop
-    worker -> scheduler   ("ready", pid) once connected; ("failed", traceback) if it could not connect
-                          (batch id, [(key, Held | Stored | Inline | (exception, traceback), failed)])
-                          ("unqueued", batch id) that batch was given back and will not run here
-
-A reader thread takes every message off the pipe: it answers publish, drop and unqueue requests at once (between
-two of a running task's GIL switches) and queues batches for the main thread, which runs them one after another.
+A reader thread takes every message off the pipe: it answers ``Publish``, ``Drop``, ``DropPrefix`` and ``Unqueue``
+at once (between two of a running task's GIL switches) and queues batches for the main thread, which runs them
+one after another.
 """
 
 import collections
@@ -33,17 +25,18 @@ from ._objects import buffers_of, get_object, put_object
 from depot._task_context import TaskContext, running
 from depot.ids import ObjectId
 
+from . import _transport
+from ._compute import PREFIX_LENGTH
 from ._functions import FunctionTable
 from ._refs import Held, Inline, PublishFailed, Stored
+from ._transport import Drop, DropPrefix, Failed, Publish, Ready, Results, RunBatch, Unqueue, Unqueued, Unreadable
 
 #: set in a worker process only; the scheduler's process leaves it None
 _state = None
 
-STOP = (None, None, None, None, None)
 #: a task whose input another worker holds waits for it in Depot, looking every this many seconds whether that
 #: worker is still alive
 PUBLISH_POLL_SECONDS = 0.05
-SYS_PATH_ENV_NAME = "DEPOT_DASK_SYS_PATH"
 
 
 class InputLostError(RuntimeError):
@@ -202,7 +195,6 @@ class _WorkerState:
     def task_context(self, oids):
         """The ``TaskContext`` of a batch whose results get the ids ``oids`` (key -> id): this worker's client,
         and the prefix of the batch's compute."""
-        from ._pool import PREFIX_LENGTH
         prefix = bytes(next(iter(oids.values())))[:PREFIX_LENGTH] if oids else b""
         return TaskContext(self.client, prefix, adopt=self.adopt)
 
@@ -344,7 +336,7 @@ def _timed(fn, args, batch_execute_tasks):
 
 
 def _continue(state, chain, seconds):
-    """Runs the continuations a batch came with (``Pool._continuations``): ``[(key, (task, inputs), raw id)]``,
+    """Runs the continuations a batch came with (``_continuations.chain``): ``[(key, (task, inputs), raw id)]``,
     each a dependent of the one before (the first of the batch's task), in order, while every input each refers
     to is held here (a batch given back and run elsewhere finds them held by another worker, and runs none);
     returns their results as ``(key, result, failed, True)``, with their run times in ``seconds``. The scheduler
@@ -366,20 +358,26 @@ def _continue(state, chain, seconds):
 
 def run():
     """The entry point of a worker process: ``python -c "from depot.dask._worker import run; run()" FD DIR
-    INLINE_BYTES``, FD being its end of a socket pair to the scheduler."""
+    INLINE_BYTES VERSION``, FD being its end of a socket pair to the scheduler and VERSION the pool's
+    ``_transport.PROTOCOL_VERSION``."""
     import json
     import multiprocessing.connection
-    for entry in json.loads(os.environ.pop(SYS_PATH_ENV_NAME, "[]")):
+    for entry in json.loads(os.environ.pop(_transport.SYS_PATH_ENV_NAME, "[]")):
         if entry not in sys.path:
             sys.path.append(entry)
-    fd, directory, inline_bytes = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+    fd, directory, inline_bytes, version = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     os.set_inheritable(fd, False)
-    main(multiprocessing.connection.Connection(fd), directory, inline_bytes)
+    main(multiprocessing.connection.Connection(fd), directory, inline_bytes, version)
 
 
-def main(conn, directory, inline_bytes):
-    """The worker's life: connect, say ready, run batches until told to stop or the scheduler goes away."""
+def main(conn, directory, inline_bytes, version=_transport.PROTOCOL_VERSION):
+    """The worker's life: check the pool's protocol ``version``, connect, say ready, run batches until told to stop
+    or the scheduler goes away."""
     global _state
+    mismatch = _transport.version_mismatch(version)
+    if mismatch is not None:
+        conn.send_bytes(_transport.encode(Failed(mismatch)))
+        return
     # Ctrl-C reaches the whole process group; the scheduler decides what to cancel
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -391,7 +389,7 @@ def main(conn, directory, inline_bytes):
         except ImportError:
             pass
     except BaseException:
-        conn.send_bytes(pickle.dumps(("failed", traceback.format_exc())))
+        conn.send_bytes(_transport.encode(Failed(traceback.format_exc())))
         return
     _keep_freed_memory()
     # the reader thread answers a publish while a task holds the GIL: it waits at most this long for it
@@ -403,27 +401,28 @@ def main(conn, directory, inline_bytes):
     reader = threading.Thread(target=_read, args=(conn, send, _state, batches), name="depot-dask-reader",
                               daemon=True)
     reader.start()
-    send(pickle.dumps(("ready", os.getpid())))
+    send(_transport.encode(Ready(os.getpid(), _transport.PROTOCOL_VERSION)))
     try:
         while True:
             item = batches.get()
             if item is None:
                 break
-            message, header, taken_back = item
+            message, batch, taken_back = item
             try:
-                batch_id, definitions, forget, body, _, then = header
-                functions.update(definitions, forget)  # the scheduler counts on them, taken back or not
+                if type(batch) is not RunBatch:
+                    raise TypeError("a message of kind %s where a batch was expected" % type(batch).__name__)
+                batch_id = batch.batch_id
+                functions.update(batch.definitions, batch.forget)  # the scheduler counts on them, taken back or not
                 if taken_back:
                     continue
-                fn, args, oids = functions.loads(body)
+                fn, args, oids = functions.loads(batch.body)
                 fn, args = expand(fn, args)
-                then = functions.loads(then) if then is not None else ()
-                del body, header
+                then = functions.loads(batch.then) if batch.then is not None else ()
+                del batch
             except BaseException:
                 # cannot even read the batch (a function pickled by reference that this process cannot
                 # import, say): say so instead of dying
-                batch_id = int.from_bytes(message[-8:], "little")
-                send(pickle.dumps(("unreadable", (batch_id, traceback.format_exc()))))
+                send(_transport.encode(Unreadable(_transport.batch_id_of(message), traceback.format_exc())))
                 continue
             del message, item
             seconds = {}
@@ -431,7 +430,7 @@ def main(conn, directory, inline_bytes):
             if then and not any(failed for _, _, failed in out):
                 out.extend(_continue(_state, then, seconds))
             del args, then
-            reply = pickle.dumps((batch_id, out, seconds), protocol=5)
+            reply = _transport.encode(Results(batch_id, out, seconds))
             del out
             _state.finish_batch()
             try:
@@ -481,8 +480,8 @@ class _Sender:
 
 
 class _BatchQueue:
-    """Batches the reader thread received, ``(message, header, taken back)``, for the main thread; the scheduler
-    may take a batch back (``unqueue``) until the main thread starts it."""
+    """Batches the reader thread received, ``(frame, RunBatch or None if unreadable, taken back)``, for the main
+    thread; the scheduler may take a batch back (``Unqueue``) until the main thread starts it."""
 
     def __init__(self):
         self._items = collections.deque()
@@ -508,7 +507,7 @@ class _BatchQueue:
         later would run here and again wherever the pool sends it next)."""
         with self._ready:
             for i, item in enumerate(self._items):
-                if item is not None and item[1] is not None and item[1][0] == batch_id and not item[2]:
+                if item is not None and item[1] is not None and item[1].batch_id == batch_id and not item[2]:
                     self._items[i] = (item[0], item[1], True)
                     return True
         return False
@@ -524,25 +523,25 @@ def _read(conn, send, state, batches):
             except (EOFError, OSError):
                 break
             try:
-                header = pickle.loads(message)
+                request = _transport.decode(message)
             except BaseException:
                 batches.put((message, None, False))  # the main thread reports it
                 continue
-            tag = header[0]
-            if tag == "publish":
-                state.publish(header[1])
-            elif tag == "drop":
-                state.drop(header[1])
-            elif tag == "drop_prefix":
-                state.drop_prefix(header[1])
-            elif tag == "unqueue":
-                if batches.unqueue(header[1]):
-                    send(pickle.dumps(("unqueued", header[1])))
-            elif tag is None:
+            kind = type(request)
+            if kind is RunBatch:
+                if request.drops:
+                    state.drop(request.drops)
+                batches.put((message, request, False))
+            elif kind is Publish:
+                state.publish(request.raws)
+            elif kind is Drop:
+                state.drop(request.raws)
+            elif kind is DropPrefix:
+                state.drop_prefix(request.prefix)
+            elif kind is Unqueue:
+                if batches.unqueue(request.batch_id):
+                    send(_transport.encode(Unqueued(request.batch_id)))
+            else:  # Stop
                 break
-            else:
-                if header[4]:
-                    state.drop(header[4])
-                batches.put((message, header, False))
     finally:
         batches.put(None)

@@ -14,7 +14,7 @@ import threading
 
 from depot.client import default_directory
 
-from . import _worker
+from . import _placement, _worker
 from ._objects import buffers_of, get_object, put_object, shared_client
 from ._pool import Pool, WorkerDiedError, WorkerStartError
 from ._refs import Held, Inline, Stored
@@ -28,10 +28,6 @@ INLINE_BYTES_DEFAULT = 64 << 10
 #: scheduler's default), smaller ones one task per message (so that few, long tasks spread over the workers)
 AUTO_CHUNK_MIN_TASKS_PER_WORKER = 1000
 AUTO_CHUNKSIZE = 6
-#: the tasks ready at the start are split into one contiguous share per worker (``Compute.split_roots``), and no
-#: batch is taken back while ``get_async`` has ready tasks to submit (``Compute.unsubmitted``); False restores the
-#: placement by families alone, for measuring one against the other
-SPLIT_ROOTS = True
 _SCALARS = (int, float, complex, str, bool, type(None))
 
 
@@ -297,17 +293,17 @@ def _graph_callback(compute, workers, chunksize):
     """A ``dask.callbacks.Callback`` (as the tuple ``get_async`` takes) whose start-state hook hands the
     dependents and dependencies ``get_async`` computes anyway to the compute's placement, and the graph as
     ``get_async`` runs it (each version's own task format: Dask 2026 converts it before the hooks run) to its
-    continuations (``Pool._continuations``), and splits the tasks ready at the start into one share per worker
-    (``Compute.split_roots``; it reorders ``state["ready"]``, which both supported versions pop from the end)."""
+    continuations (``_continuations``), and splits the tasks ready at the start into one share per worker
+    (``_placement.split_roots``; it reorders ``state["ready"]``, which both supported versions pop from the
+    end)."""
     from dask.callbacks import Callback
 
     def start_state(dsk, state):
         compute.dsk = dsk
         compute.dependents = state.get("dependents")
         compute.dependencies = state.get("dependencies")
-        if SPLIT_ROOTS:
-            compute.unsubmitted = state.get("ready")
-            compute.split_roots(state.get("ready"), workers, chunksize)
+        compute.unsubmitted = state.get("ready")
+        compute.roots = _placement.split_roots(state.get("ready"), workers, chunksize)
 
     return Callback(start_state=start_state)._callback
 

@@ -1,6 +1,7 @@
 """depot.dask's continuations: a batch of one task carries the dependents its worker can run right after it with
-inputs it holds (``Pool._continuations``); the worker runs them only while it still holds those inputs
-(``_worker._continue``); ``submit`` hands their results to ``get_async`` when it submits those keys."""
+inputs it holds (``_continuations.chain``); the worker runs them only while it still holds those inputs
+(``_worker._continue``); the pool hands their results to ``get_async`` when it submits those keys. The chains are
+tested on a compute's plain data, without a pool."""
 
 import collections
 import itertools
@@ -14,20 +15,13 @@ import dask  # noqa: E402
 np = pytest.importorskip("numpy")
 
 import depot.dask  # noqa: E402
-from depot.dask import _pool, _worker  # noqa: E402
-from depot.dask._pool import Compute, Pool, _Batch  # noqa: E402
+from depot.dask import _continuations, _worker  # noqa: E402
+from depot.dask._compute import Batch, Compute  # noqa: E402
 from depot.dask._refs import Held, Stored  # noqa: E402
 from dask_fixtures import clean_store, dask_daemon, scheduler  # noqa: E402,F401
 from test_dask_placement import _tree as _tree_dependents  # noqa: E402
 
 _ids = itertools.count(1)
-
-
-class _StandIn:
-    def __init__(self, pid):
-        self.pid = pid
-        self.alive = True
-        self.inflight = {}
 
 
 class _Cache(dict):
@@ -40,11 +34,8 @@ class _Cache(dict):
 
 
 def _tree_compute(leaves=4):
-    """A pool of two stand-in workers and a compute of a pairwise tree: ``leaf-i``, ``combine-1-i``, ..."""
-    pool = Pool.__new__(Pool)
-    pool.token = os.urandom(8)
-    pool.workers = [_StandIn(100), _StandIn(101)]
-    compute = Compute(pool, 1)
+    """Two workers' pids and a compute of a pairwise tree: ``leaf-i``, ``combine-1-i``, ..."""
+    compute = Compute(os.urandom(8), 1)
     dependents = _tree_dependents(leaves)
     dependencies = collections.defaultdict(set)
     for key, ds in dependents.items():
@@ -53,75 +44,83 @@ def _tree_compute(leaves=4):
     compute.dependents, compute.dependencies = dependents, dict(dependencies)
     compute.dsk = {key: ("task of", key) for key in dependents}
     compute.results, compute.chunksize = _Cache(), 1
-    return pool, compute
+    return (100, 101), compute
 
 
-def _send(pool, compute, key, w):
-    """What ``_dispatch`` does for a batch of ``key`` sent to ``w``; returns the continuations' keys and inputs."""
-    batch = _Batch(next(_ids), compute, [key], {key: os.urandom(20)}, [], b"", {})
-    chain = pool._continuations(compute, batch, w)
-    compute.sent[key] = (w.pid, batch.oids[key])
+def _send(compute, key, pid):
+    """What the pool's dispatch does for a batch of ``key`` sent to worker ``pid``; returns the continuations' keys
+    and inputs."""
+    batch = Batch(next(_ids), compute, [key], {key: os.urandom(20)}, [], b"", {})
+    chain = _continuations.chain(compute, batch, pid)
+    compute.sent[key] = (pid, batch.oids[key])
     for d, _, raw in chain:
-        compute.sent[d] = (w.pid, raw)
+        compute.sent[d] = (pid, raw)
     return [(d, sorted(inputs), {k: (v.holder, bytes(v.oid)) if isinstance(v, Held) else v
                                  for k, v in inputs.items()}) for d, (_, inputs), _ in chain], batch
 
 
 def test_a_leaf_carries_the_combine_whose_other_input_its_worker_computes_before_it():
-    pool, compute = _tree_compute()
-    a, b = pool.workers
-    assert _send(pool, compute, "leaf-0", a)[0] == []  # its sibling is nowhere yet
-    chain, batch = _send(pool, compute, "leaf-1", a)
+    pids, compute = _tree_compute()
+    a, b = pids
+    assert _send(compute, "leaf-0", a)[0] == []  # its sibling is nowhere yet
+    chain, batch = _send(compute, "leaf-1", a)
     (d, inputs, refs), = chain
     assert d == "combine-1-0" and inputs == ["leaf-0", "leaf-1"]
-    assert refs == {"leaf-0": (a.pid, compute.sent["leaf-0"][1]), "leaf-1": (a.pid, batch.oids["leaf-1"])}
+    assert refs == {"leaf-0": (a, compute.sent["leaf-0"][1]), "leaf-1": (a, batch.oids["leaf-1"])}
     # the other family: its sibling on the other worker ties nothing
-    assert _send(pool, compute, "leaf-2", b)[0] == []
-    assert _send(pool, compute, "leaf-3", a)[0] == []
+    assert _send(compute, "leaf-2", b)[0] == []
+    assert _send(compute, "leaf-3", a)[0] == []
 
 
 def test_a_chain_climbs_while_every_input_is_on_the_same_worker():
-    pool, compute = _tree_compute()
-    a, _ = pool.workers
+    pids, compute = _tree_compute()
+    a, _ = pids
     for key in ("leaf-0", "leaf-1", "leaf-2"):
-        _send(pool, compute, key, a)
-    chain, _ = _send(pool, compute, "leaf-3", a)
+        _send(compute, key, a)
+    chain, _ = _send(compute, "leaf-3", a)
     assert [d for d, _, _ in chain] == ["combine-1-1", "combine-2-0"]
     # the top combine's inputs: one continuation sent with leaf-1's batch, one earlier in this chain
-    assert chain[1][2]["combine-1-0"] == (a.pid, compute.continued["combine-1-0"])
-    assert chain[1][2]["combine-1-1"] == (a.pid, compute.continued["combine-1-1"])
+    assert chain[1][2]["combine-1-0"] == (a, compute.continued["combine-1-0"])
+    assert chain[1][2]["combine-1-1"] == (a, compute.continued["combine-1-1"])
 
 
 def test_inputs_already_computed_count_where_they_are_held_or_anywhere_when_in_depot():
-    pool, compute = _tree_compute()
-    a, b = pool.workers
-    compute.results._data["leaf-0"] = Held(os.urandom(20), 1 << 20, b.pid)
-    assert _send(pool, compute, "leaf-1", a)[0] == []  # held by the other worker
+    pids, compute = _tree_compute()
+    a, b = pids
+    compute.results._data["leaf-0"] = Held(os.urandom(20), 1 << 20, b)
+    assert _send(compute, "leaf-1", a)[0] == []  # held by the other worker
     compute.results._data["leaf-2"] = Stored(os.urandom(20), 1 << 20)
-    chain, _ = _send(pool, compute, "leaf-3", a)
+    chain, _ = _send(compute, "leaf-3", a)
     assert [d for d, _, _ in chain] == ["combine-1-1"]  # a stored input can be read anywhere
-    pool, compute = _tree_compute()
-    a, b = pool.workers
-    ran_here = Held(os.urandom(20), 1 << 20, a.pid)
-    compute.precomputed["leaf-0"] = ((ran_here, a.pid), False)  # as a worker sends it, not submitted yet
-    (_, _, refs), = _send(pool, compute, "leaf-1", a)[0]
-    assert refs["leaf-0"] == (a.pid, bytes(ran_here.oid))
-    compute.precomputed["leaf-2"] = ((Held(os.urandom(20), 1 << 20, b.pid), b.pid), False)
-    assert _send(pool, compute, "leaf-3", a)[0] == []  # it ran on the other worker
-    pool, compute = _tree_compute()
+    pids, compute = _tree_compute()
+    a, b = pids
+    ran_here = Held(os.urandom(20), 1 << 20, a)
+    compute.precomputed["leaf-0"] = ((ran_here, a), False)  # as a worker sends it, not submitted yet
+    (_, _, refs), = _send(compute, "leaf-1", a)[0]
+    assert refs["leaf-0"] == (a, bytes(ran_here.oid))
+    compute.precomputed["leaf-2"] = ((Held(os.urandom(20), 1 << 20, b), b), False)
+    assert _send(compute, "leaf-3", a)[0] == []  # it ran on the other worker
+    pids, compute = _tree_compute()
     compute.precomputed["leaf-0"] = ((ValueError("x"), "traceback"), True)
-    assert _send(pool, compute, "leaf-1", pool.workers[0])[0] == []  # a failed input is nobody's
+    assert _send(compute, "leaf-1", pids[0])[0] == []  # a failed input is nobody's
 
 
-def test_no_continuations_for_batches_of_several_tasks_or_when_turned_off(monkeypatch):
-    pool, compute = _tree_compute()
-    a, _ = pool.workers
-    _send(pool, compute, "leaf-0", a)
+def test_no_continuations_for_batches_of_several_tasks():
+    pids, compute = _tree_compute()
+    a, _ = pids
+    _send(compute, "leaf-0", a)
     compute.chunksize = 6
-    assert _send(pool, compute, "leaf-1", a)[0] == []
-    compute.chunksize = 1
-    monkeypatch.setattr(_pool, "CONTINUATIONS", False)
-    assert _send(pool, compute, "leaf-1", a)[0] == []
+    assert _send(compute, "leaf-1", a)[0] == []
+
+
+def test_results_of_continuations_wait_until_get_async_submits_their_keys_and_are_taken_once():
+    pids, compute = _tree_compute()
+    batch = Batch(next(_ids), compute, ["leaf-1"], {"leaf-1": os.urandom(20)}, [], b"", {})
+    compute.continued["combine-1-0"] = os.urandom(20)
+    own, continued = ("leaf-1", ("leaf result", pids[0]), False), ("combine-1-0", ("its result", pids[0]), False, True)
+    assert _continuations.keep(compute, batch, [own, continued]) == [own]
+    assert _continuations.take(compute, "combine-1-0") == (("its result", pids[0]), False)
+    assert "combine-1-0" not in compute.continued and _continuations.take(compute, "combine-1-0") is None
 
 
 def test_a_worker_runs_no_continuation_whose_input_it_does_not_hold():

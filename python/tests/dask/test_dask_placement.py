@@ -1,36 +1,71 @@
-"""depot.dask's placement (``Pool._choose``): a worker with room takes the queued batch of its own family, or of
-none, before one that another worker's inputs or family wait for; and it never idles while a batch waits.
+"""depot.dask's placement (``_placement``): a worker with room takes the queued batch of its own family, or of
+none, before one that another worker's inputs or family wait for; it never idles while a batch waits; and an idle
+worker takes back a batch waiting behind another's running one.
 
-The pool here has no processes: workers are stand-ins with a pid and the batches in flight, as ``_choose`` sees
-them."""
+The policy is tested on plain data, as the pool keeps it (``_Placing``); the worker's side of taking back and the
+pool's poll set on real pipes."""
 
 import collections
-import itertools
 import os
 
 import pytest
 
 pytest.importorskip("dask")
 
-from depot.dask._pool import Compute, Pool, _Batch  # noqa: E402
-from depot.dask._refs import Held  # noqa: E402
+from depot.dask import _placement  # noqa: E402
+from depot.dask._compute import held_by  # noqa: E402
+from depot.dask._processes import Poller  # noqa: E402
+from depot.dask._refs import Held, Inline  # noqa: E402
+from depot.dask._transport import RunBatch  # noqa: E402
 from dask_fixtures import clean_store, dask_daemon, scheduler  # noqa: E402,F401
 
 
 class _StandIn:
+    """A worker as the poll set sees it: a pid, a pipe and a pidfd."""
+
     def __init__(self, pid):
         self.pid = pid
-        self.alive = True
-        self.inflight = {}
 
 
-def _pool(workers=2, depth=2):
-    pool = Pool.__new__(Pool)
-    pool.token = os.urandom(8)
-    pool.depth = depth
-    pool.workers = [_StandIn(100 + i) for i in range(workers)]
-    pool._pending = collections.deque()
-    return pool
+class _Placing:
+    """What the pool's dispatch hands ``_placement``, as plain data: the live workers' pids and the keys each has in
+    flight, the queued batches ``(key, held inputs)``, the graph's dependents, the families (``homes``), the shares
+    (``roots``) and the held results in Depot (``published``). ``place_next`` does what the dispatch does with
+    ``choose``'s answer, without sending anything."""
+
+    def __init__(self, workers=2, depth=2, dependents=None):
+        self.pids = [100 + i for i in range(workers)]
+        self.alive = set(self.pids)
+        self.depth = depth
+        self.inflight = {pid: [] for pid in self.pids}
+        self.pending = []
+        self.dependents = dependents
+        self.homes = {}
+        self.roots = {}
+        self.published = set()
+
+    def queue(self, keys, held=()):
+        self.pending.extend((key, list(held)) for key in keys)
+
+    def preference(self, key, held):
+        share = self.roots.get(key)
+        share_pid = self.pids[share] if share is not None and self.pids[share] in self.alive else None
+        return _placement.preference(held, self.published, self.dependents, self.homes, key, share_pid)
+
+    def choose(self):
+        return _placement.choose({p: len(self.inflight[p]) for p in self.pids if p in self.alive}, self.depth,
+                                 (self.preference(key, held) for key, held in self.pending))
+
+    def place_next(self):
+        """``(pid, key)`` of the batch placed next."""
+        pid, i = self.choose()
+        key, _ = self.pending.pop(i)
+        self.inflight[pid].append(key)
+        _placement.claim(self.dependents, self.homes, key, pid)
+        return pid, key
+
+    def finish(self, pid, key):
+        self.inflight[pid].remove(key)
 
 
 def _tree(leaves):
@@ -48,39 +83,18 @@ def _tree(leaves):
     return dependents
 
 
-_ids = itertools.count(1)
-
-
-def _queue(pool, compute, keys, held=()):
-    for key in keys:
-        pool._pending.append(_Batch(next(_ids), compute, [key], {}, list(held), b"", ()))
-
-
-def _place_next(pool):
-    """What ``_dispatch`` does with ``_choose``'s answer, without sending anything: (worker's pid, key)."""
-    w, batch = pool._choose()
-    w.inflight[batch.id] = batch
-    batch.compute.placed(batch.keys[0], w.pid)
-    return w.pid, batch.keys[0]
-
-
-def _finish(pool, pid, key):
-    for w in pool.workers:
-        if w.pid == pid:
-            for batch_id, batch in list(w.inflight.items()):
-                if batch.keys[0] == key:
-                    del w.inflight[batch_id]
+def _popped(ready):
+    """The order in which ``get_async`` takes the tasks of ``ready`` (it pops from the end)."""
+    return ready[::-1]
 
 
 def _split_tree(leaves):
-    """A pool of two stand-in workers and a compute of a tree of ``leaves`` leaves, split into two shares; returns
-    them and ``get_async``'s reordered ready list."""
-    pool = _pool()
-    compute = Compute(pool, 1)
-    compute.dependents = _tree(leaves)
+    """Two workers placing a tree of ``leaves`` leaves, split into two shares; returns them and ``get_async``'s
+    reordered ready list."""
+    placing = _Placing(dependents=_tree(leaves))
     ready = _popped(["leaf-%d" % i for i in range(leaves)])
-    compute.split_roots(ready, 2, 1)
-    return pool, compute, ready
+    placing.roots = _placement.split_roots(ready, 2, 1)
+    return placing, ready
 
 
 def _by_worker(placed):
@@ -91,167 +105,158 @@ def _by_worker(placed):
 
 
 def test_the_first_leaves_of_a_tree_go_to_one_worker_per_grandparent():
-    pool = _pool()
-    compute = Compute(pool, 1)
-    compute.dependents = _tree(16)
-    # get_async has submitted the first workers x depth x 2 leaves before the collector thread dispatches
-    _queue(pool, compute, ["leaf-%d" % i for i in range(8)])
-    placed = [_place_next(pool) for _ in range(4)]
+    placing = _Placing(dependents=_tree(16))
+    # get_async has submitted the first workers x depth x 2 leaves before the receiving thread dispatches
+    placing.queue(["leaf-%d" % i for i in range(8)])
+    placed = [placing.place_next() for _ in range(4)]
     by_worker = _by_worker(placed)
     # each worker has two siblings of one grandparent: leaves 0-3 (combine-2-0) and 4-7 (combine-2-1)
     assert sorted(sorted(keys) for keys in by_worker.values()) == [["leaf-0", "leaf-1"], ["leaf-4", "leaf-5"]]
-    assert pool._choose() is None  # both workers are full (depth 2)
+    assert placing.choose() is None  # both workers are full (depth 2)
     # a worker that finishes takes the next leaf of its own grandparent's family
     pid_of_0 = next(pid for pid, key in placed if key == "leaf-0")
-    _finish(pool, pid_of_0, "leaf-0")
-    assert _place_next(pool) == (pid_of_0, "leaf-2")
-
-
-def _popped(ready):
-    """The order in which ``get_async`` takes the tasks of ``ready`` (it pops from the end)."""
-    return ready[::-1]
+    placing.finish(pid_of_0, "leaf-0")
+    assert placing.place_next() == (pid_of_0, "leaf-2")
 
 
 def test_the_tasks_ready_at_the_start_are_split_into_one_contiguous_share_per_worker():
-    compute = Compute(_pool(), 1)
     ready = _popped(["leaf-%d" % i for i in range(8)])
-    compute.split_roots(ready, 2, 1)
+    roots = _placement.split_roots(ready, 2, 1)
     assert _popped(ready) == ["leaf-0", "leaf-4", "leaf-1", "leaf-5", "leaf-2", "leaf-6", "leaf-3", "leaf-7"]
-    assert compute.roots == {"leaf-%d" % i: i // 4 for i in range(8)}
+    assert roots == {"leaf-%d" % i: i // 4 for i in range(8)}
 
 
 def test_shares_are_submitted_side_by_side_a_chunk_at_a_time_and_may_differ_by_one():
-    compute = Compute(_pool(), 1)
     ready = _popped(["leaf-%d" % i for i in range(8)])
-    compute.split_roots(ready, 2, 2)
+    _placement.split_roots(ready, 2, 2)
     assert _popped(ready) == ["leaf-0", "leaf-1", "leaf-4", "leaf-5", "leaf-2", "leaf-3", "leaf-6", "leaf-7"]
-    compute = Compute(_pool(workers=3), 2)
     ready = _popped(["t%d" % i for i in range(5)])
-    compute.split_roots(ready, 3, 1)
+    roots = _placement.split_roots(ready, 3, 1)
     assert _popped(ready) == ["t0", "t1", "t3", "t2", "t4"]
-    assert [compute.roots["t%d" % i] for i in range(5)] == [0, 1, 1, 2, 2]
+    assert [roots["t%d" % i] for i in range(5)] == [0, 1, 1, 2, 2]
 
 
 def test_nothing_is_split_for_one_worker_or_one_task():
-    compute = Compute(_pool(), 1)
     for ready, workers in ((["b", "a"], 1), (["a"], 2), ([], 2)):
         before = list(ready)
-        compute.split_roots(ready, workers, 1)
+        assert _placement.split_roots(ready, workers, 1) == {}
         assert ready == before
-    assert compute.roots == {}
 
 
 def test_each_worker_runs_the_leaves_of_its_own_share():
-    pool, compute, ready = _split_tree(16)
+    placing, ready = _split_tree(16)
     # get_async submits the first workers x depth x 2 in its (reordered) order
-    _queue(pool, compute, _popped(ready)[:8])
-    by_worker = _by_worker([_place_next(pool) for _ in range(4)])
-    assert by_worker == {pool.workers[0].pid: {"leaf-0", "leaf-1"}, pool.workers[1].pid: {"leaf-8", "leaf-9"}}
+    placing.queue(_popped(ready)[:8])
+    by_worker = _by_worker([placing.place_next() for _ in range(4)])
+    first, second = placing.pids
+    assert by_worker == {first: {"leaf-0", "leaf-1"}, second: {"leaf-8", "leaf-9"}}
     # with its own share done, a worker takes what waits rather than idle
-    pool._pending = collections.deque(b for b in pool._pending if compute.roots[b.keys[0]] == 1)
+    placing.pending = [(key, held) for key, held in placing.pending if placing.roots[key] == 1]
     for key in ("leaf-0", "leaf-1"):
-        _finish(pool, pool.workers[0].pid, key)
-    assert _place_next(pool)[0] == pool.workers[0].pid
+        placing.finish(first, key)
+    assert placing.place_next()[0] == first
 
 
 def test_a_worker_out_of_its_share_takes_a_family_nobody_started_and_keeps_it():
-    pool, compute, _ = _split_tree(16)
-    fast, slow = pool.workers
-    slow.inflight = {98: object()}
-    compute.placed("leaf-8", slow.pid)  # the slow worker has started the family of leaves 8-11
+    placing, _ = _split_tree(16)
+    fast, slow = placing.pids
+    placing.inflight[slow] = ["running"]
+    _placement.claim(placing.dependents, placing.homes, "leaf-8", slow)  # the slow worker started leaves 8-11's family
     # the fast worker has run its whole share; what is queued is the slow worker's
-    _queue(pool, compute, ["leaf-9", "leaf-12"])
+    placing.queue(["leaf-9", "leaf-12"])
     # leaf-9's sibling is on the slow worker: taking it would move a result; leaf-12's family is nobody's yet
-    assert _place_next(pool) == (fast.pid, "leaf-12")
-    _finish(pool, fast.pid, "leaf-12")
+    assert placing.place_next() == (fast, "leaf-12")
+    placing.finish(fast, "leaf-12")
     # leaf-12's family is the fast worker's now: its siblings follow it there, not to their share's worker
-    _queue(pool, compute, ["leaf-13"])
-    slow.inflight = {}
-    assert _place_next(pool) == (fast.pid, "leaf-13")
+    placing.queue(["leaf-13"])
+    placing.inflight[slow] = []
+    assert placing.place_next() == (fast, "leaf-13")
 
 
 def test_a_share_whose_worker_died_prefers_no_worker_of_its_own():
-    pool = _pool()
-    compute = Compute(pool, 1)
-    compute.roots = {"leaf-0": 1}
-    pool.workers[1].alive = False
-    _queue(pool, compute, ["leaf-0"])
-    assert _place_next(pool) == (pool.workers[0].pid, "leaf-0")
+    placing = _Placing()
+    placing.roots = {"leaf-0": 1}
+    placing.alive.discard(placing.pids[1])
+    placing.queue(["leaf-0"])
+    assert placing.place_next() == (placing.pids[0], "leaf-0")
 
 
 def test_a_worker_with_room_takes_a_batch_another_worker_would_rather_run_and_does_not_idle():
-    pool = _pool()
-    compute = Compute(pool, 1)
-    compute.dependents = _tree(2)
-    _queue(pool, compute, ["leaf-0", "leaf-1"])
-    first = _place_next(pool)
-    second = _place_next(pool)
+    placing = _Placing(dependents=_tree(2))
+    placing.queue(["leaf-0", "leaf-1"])
+    first = placing.place_next()
+    second = placing.place_next()
     # leaf-1's family is the first worker's, but the second has nothing to do: the two run at once
     assert first[1] == "leaf-0" and second[1] == "leaf-1" and first[0] != second[0]
 
 
 def test_a_batch_goes_to_the_worker_holding_its_inputs_when_that_one_has_room():
-    pool = _pool()
-    compute = Compute(pool, 1)
-    compute.dependents = {"combine": set(), "other": set()}
-    holder = pool.workers[1].pid
-    pool.workers[1].inflight[0] = object()  # busier than worker 0, still with room
-    _queue(pool, compute, ["combine"], held=[Held(os.urandom(20), 8 << 20, holder)])
-    _queue(pool, compute, ["other"])
-    # worker 0 chooses first (fewest in flight) and leaves the combine to the worker that holds its input
-    assert _place_next(pool) == (pool.workers[0].pid, "other")
-    assert _place_next(pool) == (holder, "combine")
+    placing = _Placing(dependents={"combine": set(), "other": set()})
+    chooser, holder = placing.pids
+    placing.inflight[holder] = ["running"]  # busier than the other worker, still with room
+    placing.queue(["combine"], held=[Held(os.urandom(20), 8 << 20, holder)])
+    placing.queue(["other"])
+    # the other worker chooses first (fewest in flight) and leaves the combine to the worker that holds its input
+    assert placing.place_next() == (chooser, "other")
+    assert placing.place_next() == (holder, "combine")
 
 
 def test_without_the_graph_batches_go_in_order_to_the_least_busy_worker():
-    pool = _pool(workers=3, depth=1)
-    compute = Compute(pool, 1)  # its start-state callback never ran: no dependents
-    _queue(pool, compute, ["a", "b", "c", "d"])
-    assert [_place_next(pool) for _ in range(3)] == [(100, "a"), (101, "b"), (102, "c")]
-    assert pool._choose() is None
-    assert list(b.keys[0] for b in pool._pending) == ["d"]
+    placing = _Placing(workers=3, depth=1)  # the start-state callback never ran: no dependents
+    placing.queue(["a", "b", "c", "d"])
+    assert [placing.place_next() for _ in range(3)] == [(100, "a"), (101, "b"), (102, "c")]
+    assert placing.choose() is None
+    assert [key for key, _ in placing.pending] == ["d"]
 
 
 def test_a_batch_whose_worker_is_full_waits_unless_another_worker_is_idle():
-    pool = _pool()
-    compute = Compute(pool, 1)
-    compute.dependents = {"combine": set()}
-    busy, other = pool.workers
-    busy.inflight = {1: object(), 2: object()}
-    other.inflight = {3: object()}
-    _queue(pool, compute, ["combine"], held=[Held(os.urandom(20), 8 << 20, busy.pid)])
-    assert pool._choose() is None  # the other worker still has a task to run
-    other.inflight = {}
-    assert _place_next(pool) == (other.pid, "combine")  # idle: it takes it and the input moves
+    placing = _Placing(dependents={"combine": set()})
+    busy, other = placing.pids
+    placing.inflight = {busy: ["one", "two"], other: ["three"]}
+    placing.queue(["combine"], held=[Held(os.urandom(20), 8 << 20, busy)])
+    assert placing.choose() is None  # the other worker still has a task to run
+    placing.inflight[other] = []
+    assert placing.place_next() == (other, "combine")  # idle: it takes it and the input moves
 
 
-def _one_busy_one_idle():
-    """A pool whose first worker runs a batch and has a second one queued; the other is idle."""
-    pool = _pool()
-    compute = Compute(pool, 1)
-    busy, idle = pool.workers
-    running, waiting = (_Batch(next(_ids), compute, [k], {}, [], b"", ()) for k in ("running", "waiting"))
-    busy.inflight = {running.id: running, waiting.id: waiting}
-    return pool, compute, waiting
+def test_with_every_worker_idle_a_chain_stays_on_the_worker_holding_its_input():
+    placing = _Placing(dependents={"step-2": set()})
+    holder = placing.pids[1]  # not the first worker, which wins ties
+    placing.queue(["step-2"], held=[Held(os.urandom(20), 8 << 20, holder)])
+    assert placing.place_next() == (holder, "step-2")
+
+
+def test_an_input_in_depot_no_longer_ties_a_batch_to_its_holder():
+    placing = _Placing()
+    a, b = placing.pids
+    old, fresh = Held(os.urandom(20), 8 << 20, a), Held(os.urandom(20), 8 << 20, b)
+    assert placing.preference("combine", [old, fresh]) == (a, False)  # equal bytes: the first holder
+    placing.published.add(bytes(old.oid))
+    assert placing.preference("combine", [old, fresh]) == (b, False)  # the input not in Depot decides
+    placing.published.add(bytes(fresh.oid))
+    assert placing.preference("combine", [old, fresh]) == (None, False)  # all in Depot, no family: anywhere
+
+
+def test_no_queued_batch_is_looked_at_while_every_worker_is_full():
+    def never():
+        raise AssertionError("a preference was computed")
+        yield
+    assert _placement.choose({100: 2, 101: 2}, 2, never()) is None
+    assert _placement.choose({100: 0}, 2, iter(())) is None  # nothing queued
 
 
 def test_an_idle_worker_takes_back_the_batch_waiting_behind_another_workers_running_one():
-    pool, compute, waiting = _one_busy_one_idle()
-    busy, idle = pool.workers
-    assert pool._take_back_for_idle() == (busy, ("unqueue", waiting.id))
-    assert pool._take_back_for_idle() is None  # asked once
-    idle.inflight = {99: object()}
-    waiting.taking_back = False
-    assert pool._take_back_for_idle() is None  # nobody is idle
+    assert _placement.take_back_from({100: 2, 101: 0}) == 100
+    assert _placement.take_back_from({100: 2, 101: 1}) is None  # nobody is idle
+    assert _placement.take_back_from({100: 1, 101: 0}) is None  # the busy worker runs its only batch
+    assert _placement.take_back_from({}) is None
+    assert _placement.may_take_back(asked=False, unsubmitted=[])
+    assert not _placement.may_take_back(asked=True, unsubmitted=[])  # asked once
 
 
 def test_an_idle_worker_takes_nothing_back_while_get_async_has_tasks_ready_to_submit():
-    pool, compute, waiting = _one_busy_one_idle()
-    busy = pool.workers[0]
-    compute.unsubmitted = ["leaf-9"]  # get_async submits it once it has taken in the result that idled a worker
-    assert pool._take_back_for_idle() is None
-    compute.unsubmitted.pop()
-    assert pool._take_back_for_idle() == (busy, ("unqueue", waiting.id))
+    # get_async submits leaf-9 once it has taken in the result that idled a worker, and that worker takes it
+    assert not _placement.may_take_back(asked=False, unsubmitted=["leaf-9"])
 
 
 def _sleep_then_time(seconds):
@@ -269,17 +274,8 @@ def test_no_task_waits_behind_a_long_one_while_a_worker_idles(scheduler, clean_s
         assert end < long_end - 1.0
 
 
-def test_with_every_worker_idle_a_chain_stays_on_the_worker_holding_its_input():
-    pool = _pool()
-    compute = Compute(pool, 1)
-    compute.dependents = {"step-2": set()}
-    holder = pool.workers[1].pid  # not the first worker, which wins ties
-    _queue(pool, compute, ["step-2"], held=[Held(os.urandom(20), 8 << 20, holder)])
-    assert _place_next(pool) == (holder, "step-2")
-
-
 def _header(batch_id):
-    return (batch_id, {}, [], b"", [])
+    return RunBatch(batch_id, {}, [], b"", [], None)
 
 
 def test_a_batch_given_back_is_skipped_by_the_worker_and_a_second_request_finds_nothing():
@@ -308,23 +304,14 @@ def test_a_batch_that_came_back_is_given_back_again_only_from_its_new_copy():
     assert not q.unqueue(7)
 
 
-
 def test_results_of_a_batch_no_longer_in_flight_are_forgotten_by_their_worker():
-    import pickle
-    import threading
-    from depot.dask._refs import Inline
-    pool = _pool()
-    pool._lock = threading.Lock()
-    sent = []
-    pool._send = lambda w, message: sent.append((w.pid, message))
-    w = pool.workers[0]
+    # batch 42 is not in flight on worker 100 (given back, run elsewhere): it forgets what it holds of it
     mine, elsewhere = os.urandom(20), os.urandom(20)
-    body = [("a", (Held(mine, 1 << 20, w.pid), w.pid), False),
-            ("b", (Held(elsewhere, 1 << 20, 999), w.pid), False),
-            ("c", (Inline(b"", []), w.pid), False),
+    body = [("a", (Held(mine, 1 << 20, 100), 100), False),
+            ("b", (Held(elsewhere, 1 << 20, 999), 100), False),
+            ("c", (Inline(b"", []), 100), False),
             ("d", (ValueError("x"), "traceback"), True)]
-    pool._received(w, pickle.dumps((42, body)))  # batch 42 is not in flight on w (given back, run elsewhere)
-    assert sent == [(w.pid, ("drop", [mine]))]
+    assert held_by(body, 100) == [mine]
 
 
 def test_the_fixtures_name_the_process_pinning_an_object(dask_daemon):
@@ -343,87 +330,11 @@ def test_the_fixtures_name_the_process_pinning_an_object(dask_daemon):
         assert bytes(oid) not in pinners(dask_daemon.dir)
 
 
-def _submitting_pool(workers=2, depth=2):
-    """A stand-in pool whose ``submit`` runs for real and whose wake-ups of the receiving thread are counted."""
-    import threading
-    pool = _pool(workers, depth)
-    pool._lock = threading.Lock()
-    pool._closing = False
-    pool._wake_pending = False
-    pool._receiver = None
-    pool._batches = itertools.count(1)
-    pool.wakes = 0
-
-    def wake():
-        pool.wakes += 1
-    pool._wake = wake
-    return pool
-
-
-def _fill(w, depth):
-    for _ in range(depth - len(w.inflight)):
-        w.inflight[next(_ids)] = None
-
-
-def test_a_submit_returns_a_ticket_that_get_async_queues_at_once():
-    pool = _submitting_pool()
-    compute = Compute(pool, 1)
-    ticket = pool.submit(compute, len, [("a", ())])
-    queued = []
-    ticket.add_done_callback(queued.append)
-    assert queued == [ticket] and not ticket.done()
-    compute.finished.append(([("a", "result", False)], None))
-    assert ticket.done()
-
-
-def test_a_ticket_returns_the_next_batch_of_its_compute_to_end_whichever_it_is_and_raises_its_failure():
-    import threading
-    pool = _submitting_pool()
-    pool._turn = threading.Condition(pool._lock)
-    compute = Compute(pool, 1)
-    first, second = pool.submit(compute, len, [("a", ())]), pool.submit(compute, len, [("b", ())])
-    pool._end(pool._pending[1], [("b", "result of b", False)])
-    assert first.result() == [("b", "result of b", False)]  # b ended first: the first ticket returns it
-    pool._end(pool._pending[1], [("b", "again", False)])
-    assert not compute.finished  # a batch ends once
-    pool._end(pool._pending[0], error=ValueError("worker gone"))
-    with pytest.raises(ValueError, match="worker gone"):
-        second.result()
-
-
-def test_a_submit_wakes_only_another_receiving_thread_and_only_when_some_worker_has_room_once_per_burst():
-    pool = _submitting_pool()
-    compute = Compute(pool, 1)
-    pool.submit(compute, len, [("nobody-receives", ())])
-    # no thread receives: the next one to (get_async's own, asking for results) dispatches first
-    assert pool.wakes == 0
-    pool._receiver = -1  # another thread, in poll
-    for w in pool.workers:
-        _fill(w, pool.depth)
-    pool.submit(compute, len, [("full-1", ())])
-    # every worker full: the receiver sends it when a result frees a place (it dispatches after every result)
-    assert pool.wakes == 0
-    pool.workers[1].inflight.popitem()
-    pool.submit(compute, len, [("room-1", ())])
-    pool.submit(compute, len, [("room-2", ())])
-    assert pool.wakes == 1  # one byte for the burst, until the receiver has drained the pipe
-    pool._wake_pending = False  # what the receiver does after draining it
-    pool.submit(compute, len, [("room-3", ())])
-    assert pool.wakes == 2
-    import threading
-    pool._receiver = threading.get_ident()  # this thread receives: it dispatches before it polls again
-    pool._wake_pending = False
-    pool.submit(compute, len, [("mine", ())])
-    assert pool.wakes == 2
-    assert len(pool._pending) == 6
-
-
 def test_the_collectors_poll_set_reports_pipes_pidfds_and_the_wake_pipe_and_follows_the_workers():
     import multiprocessing.connection
     import socket
     import subprocess
     import sys
-    from depot.dask._pool import _Poller
     wake_r, wake_w = os.pipe()
     pairs = [socket.socketpair() for _ in range(2)]
     child = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -435,12 +346,12 @@ def test_the_collectors_poll_set_reports_pipes_pidfds_and_the_wake_pipe_and_foll
             w.sentinel = None
             workers.append(w)
         workers[1].sentinel = os.pidfd_open(child.pid)
-        poller = _Poller(wake_r)
+        poller = Poller(wake_r)
         pairs[0][1].sendall(b"\0\0\0\1x")
-        assert poller.wait(workers) == [(workers[0], _Poller.CONN)]
+        assert poller.wait(workers) == [(workers[0], Poller.CONN)]
         assert workers[0].conn.recv_bytes() == b"x"
         child.wait()
-        assert poller.wait(workers) == [(workers[1], _Poller.SENTINEL)]
+        assert poller.wait(workers) == [(workers[1], Poller.SENTINEL)]
         os.write(wake_w, b"x")
         assert poller.wait(workers[:1]) == [(None, None)]  # the dead worker is no longer polled
     finally:
@@ -456,38 +367,23 @@ def test_the_collectors_poll_set_reports_pipes_pidfds_and_the_wake_pipe_and_foll
         os.close(wake_w)
 
 
-def test_an_input_in_depot_no_longer_ties_a_batch_to_its_holder():
-    pool = _pool()
-    compute = Compute(pool, 1)
-    a, b = pool.workers
-    old, fresh = Held(os.urandom(20), 8 << 20, a.pid), Held(os.urandom(20), 8 << 20, b.pid)
-    _queue(pool, compute, ["combine"], held=[old, fresh])
-    batch = pool._pending[0]
-    assert pool._preferred(batch) == a.pid  # equal bytes: the first holder
-    compute.published.add(bytes(old.oid))
-    assert pool._preferred(batch) == b.pid  # the input not in Depot decides
-    compute.published.add(bytes(fresh.oid))
-    assert pool._preferred(batch) is None  # all in Depot, no family: anywhere
-
-
 def test_the_collectors_poll_set_follows_a_replacement_that_reuses_the_dead_workers_descriptors():
     import multiprocessing.connection
     import socket
-    from depot.dask._pool import _Poller
     wake_r, wake_w = os.pipe()
     ours, theirs = socket.socketpair()
     dead, replacement = _StandIn(300), _StandIn(301)
     try:
         dead.conn = multiprocessing.connection.Connection(os.dup(ours.fileno()))
         dead.sentinel = replacement.sentinel = None
-        poller = _Poller(wake_r)
+        poller = Poller(wake_r)
         theirs.sendall(b"\0\0\0\1x")
-        assert poller.wait([dead]) == [(dead, _Poller.CONN)]
+        assert poller.wait([dead]) == [(dead, Poller.CONN)]
         number = dead.conn.fileno()
         dead.conn.close()
         replacement.conn = multiprocessing.connection.Connection(os.dup(ours.fileno()))
         assert replacement.conn.fileno() == number  # the lowest free descriptor: the dead worker's
-        assert poller.wait([replacement]) == [(replacement, _Poller.CONN)]
+        assert poller.wait([replacement]) == [(replacement, Poller.CONN)]
     finally:
         for w in (dead, replacement):
             if getattr(w, "conn", None) is not None and not w.conn.closed:
