@@ -18,8 +18,8 @@ public final class BenchMain {
         for (Benchmark b : List.of(new GetLatencyBench(), new SmallPutBench(), new LargePutBench(),
             new GetSizeBench(), new WakeBench(), new PipelineBench(), new ShareBench(), new AllocBench(),
             new SpillBench(), new PythonGetBench(), new PythonOpsBench(), new DaskBench(), new SparkBench(),
-            new PythonModuleBench("dask-distributed", "same-node transfers between dask.distributed workers through"
-                + " Depot vs plain distributed.LocalCluster", "depot.dask.distributed.bench", "/usr/bin/python3", "DEPOT_DISTRIBUTED_PYTHON",
+            new PythonScriptBench("dask-distributed", "same-node transfers between dask.distributed workers through"
+                + " Depot vs plain distributed.LocalCluster", "dask_distributed_bench.py", "/usr/bin/python3", "DEPOT_DISTRIBUTED_PYTHON",
                 6 * Units.GIB, Units.GIB), new ScaleBench())) {
             BENCHMARKS.put(b.name(), b);
         }

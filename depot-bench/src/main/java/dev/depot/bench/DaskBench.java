@@ -27,7 +27,7 @@ import java.util.function.Consumer;
 final class DaskBench implements Benchmark {
     private static final String SCRIPT = "dask_bench.py";
     /** The driver and what it reads beside it: the interpreters it measures in and the benchmark environment. */
-    private static final List<String> RESOURCES = List.of(SCRIPT, "dask_bench_env.py", "dask_bench_requirements.txt");
+    private static final List<String> RESOURCES = List.of(SCRIPT, "dask_bench_env.py", "dask_bench_requirements.txt", "procfs.py");
     private static final ObjectMapper JSON = new ObjectMapper();
     /** The driver's exit status when its interpreter lacks Dask or NumPy (it says so on stderr). */
     private static final int SKIPPED = 3;

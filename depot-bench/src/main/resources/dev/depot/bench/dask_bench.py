@@ -49,8 +49,8 @@ LOCAL_CLUSTER_TIMEOUT_S = 600
 # ---- measuring ------------------------------------------------------------------------------------------
 
 def _procfs():
-    from depot import _procfs
-    return _procfs
+    import procfs  # beside this script
+    return procfs
 
 
 class Measure:

@@ -3,8 +3,11 @@ package dev.depot.bench;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.BufferedReader;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -12,8 +15,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * A benchmark whose driver is a Python module of the Depot package: {@code PYTHON -m MODULE --dir DIR --json
- * [--quick]}, run with the checkout's {@code python/} directory on its path, against a store that this process
+ * A benchmark whose driver is a Python script among this module's resources, written with the helpers it imports
+ * ({@code procfs.py}) into a temporary directory and run as {@code PYTHON SCRIPT --dir DIR --json [--quick]},
+ * with the checkout's {@code python/} directory on its path, against a store that this process
  * serves in {@code DIR} (so the driver needs no daemon launcher) and removes afterwards. Each line it prints is one measured case, a
  * JSON object with the fields of {@link Result} ({@code name}, {@code case}, {@code figures}, {@code baseline},
  * {@code ratio}, {@code target}, {@code met}), handed on as soon as it is read.
@@ -21,24 +25,27 @@ import java.util.function.Consumer;
  * <p>The interpreter is the one the benchmark names (the one that has the libraries it compares against), unless
  * the environment variable the benchmark names is set.
  */
-final class PythonModuleBench implements Benchmark {
+final class PythonScriptBench implements Benchmark {
+    /** Modules of this package's resources the drivers import, written beside them. */
+    private static final List<String> HELPERS = List.of("procfs.py");
+
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final TypeReference<Map<String, Object>> MAP = new TypeReference<>() { };
     private static final long TIMEOUT_MINUTES = 60;
 
     private final String name;
     private final String description;
-    private final String module;
+    private final String script;
     private final String python;
     private final String pythonVariable;
     private final long capacity;
     private final long quickCapacity;
 
-    PythonModuleBench(String name, String description, String module, String python, String pythonVariable,
+    PythonScriptBench(String name, String description, String script, String python, String pythonVariable,
                       long capacity, long quickCapacity) {
         this.name = name;
         this.description = description;
-        this.module = module;
+        this.script = script;
         this.python = python;
         this.pythonVariable = pythonVariable;
         this.capacity = capacity;
@@ -57,14 +64,25 @@ final class PythonModuleBench implements Benchmark {
 
     @Override
     public void run(boolean quick, Consumer<Result> out) throws Exception {
+        Path drivers = Files.createTempDirectory("depot-bench-" + name);
         try (BenchStore store = BenchStore.start(quick ? quickCapacity : capacity, true)) {
-            run(quick, store.dir().toString(), out);
+            for (String resource : concat(script, HELPERS)) {
+                try (InputStream in = PythonScriptBench.class.getResourceAsStream(resource)) {
+                    if (in == null) {
+                        throw new IllegalStateException("no resource " + resource + " beside " + getClass().getName());
+                    }
+                    Files.write(drivers.resolve(resource), in.readAllBytes());
+                }
+            }
+            run(quick, drivers.resolve(script), store.dir().toString(), out);
+        } finally {
+            BenchStore.deleteTree(drivers);
         }
     }
 
-    private void run(boolean quick, String dir, Consumer<Result> out) throws Exception {
+    private void run(boolean quick, Path driver, String dir, Consumer<Result> out) throws Exception {
         String interpreter = System.getenv().getOrDefault(pythonVariable, python);
-        List<String> cmd = new ArrayList<>(List.of(interpreter, "-m", module, "--dir", dir, "--json"));
+        List<String> cmd = new ArrayList<>(List.of(interpreter, driver.toString(), "--dir", dir, "--json"));
         if (quick) {
             cmd.add("--quick");
         }
@@ -86,6 +104,12 @@ final class PythonModuleBench implements Benchmark {
             p.destroyForcibly();
             p.waitFor();
         }
+    }
+
+    private static List<String> concat(String first, List<String> rest) {
+        List<String> all = new ArrayList<>(List.of(first));
+        all.addAll(rest);
+        return all;
     }
 
     @SuppressWarnings("unchecked")

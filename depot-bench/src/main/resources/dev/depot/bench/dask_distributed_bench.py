@@ -23,7 +23,8 @@ mapped; a process's private memory is returned to the system and touched afresh)
 Prints one JSON object per case with ``--json`` (fields: name, case, figures, baseline, ratio, target, met:
 the shape ``depot bench`` reads), else a table. ``--quick`` uses smaller sizes and fewer repetitions.
 
-Run as ``python -m depot.dask.distributed.bench [--quick] [--json] [--dir DIR]``.
+Run by ``depot bench dask-distributed``, or as ``python dask_distributed_bench.py [--quick] [--json] [--dir DIR]``
+beside ``procfs.py``.
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ import uuid
 import distributed
 import numpy as np
 
-from ..._procfs import private_pss_bytes, process_tree, pss_bytes
-from .cluster import LocalCluster
+from depot.dask.distributed import LocalCluster
+from procfs import private_pss_bytes, process_tree, pss_bytes  # beside this script
 
 MIB = 1 << 20
 

@@ -1,5 +1,7 @@
-"""depot._procfs, the benchmarks' /proc reader: the process tree includes children that any thread started."""
+"""procfs.py, the benchmark drivers' /proc reader (in depot-bench's resources): the process tree includes children
+that any thread started."""
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -7,7 +9,15 @@ import threading
 
 import pytest
 
-from depot._procfs import cpu_seconds, minor_faults, process_tree
+from conftest import REPO
+
+_PROCFS = os.path.join(REPO, "depot-bench", "src", "main", "resources", "dev", "depot", "bench", "procfs.py")
+if not os.path.isfile(_PROCFS):
+    pytest.skip("needs depot-bench's sources beside the tests", allow_module_level=True)
+_spec = importlib.util.spec_from_file_location("procfs", _PROCFS)
+procfs = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(procfs)
+cpu_seconds, minor_faults, process_tree = procfs.cpu_seconds, procfs.minor_faults, procfs.process_tree
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
