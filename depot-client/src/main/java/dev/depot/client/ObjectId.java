@@ -14,9 +14,9 @@ import java.util.HexFormat;
 /**
  * A 20-byte object id, as in Plasma: random ({@link #random()}), parsed from 40 hex digits ({@link #fromHex}),
  * or derived from a name ({@link #of}: the first 20 bytes of SHA-256 of the name's UTF-8 bytes; the Python
- * client derives the same). Immutable.
+ * client derives the same). Immutable. Ordered as their hex forms are (bytes compared unsigned, first to last).
  */
-public final class ObjectId {
+public final class ObjectId implements Comparable<ObjectId> {
     public static final int LENGTH = 20;
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final ValueLayout.OfLong LONG_LE = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -110,6 +110,12 @@ public final class ObjectId {
         h = (h ^ (h >>> 33)) * 0xFF51AFD7ED558CCDL;
         h = (h ^ (h >>> 33)) * 0xC4CEB9FE1A85EC53L;
         return (int) (h ^ (h >>> 33));
+    }
+
+    /** The order of {@link #toHex()}: bytes compared unsigned, first to last. */
+    @Override
+    public int compareTo(ObjectId other) {
+        return Arrays.compareUnsigned(bytes, other.bytes);
     }
 
     @Override

@@ -6,8 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.LongFunction;
@@ -64,5 +67,17 @@ class ObjectIdTest {
         assertEquals(named, parsed);
         assertEquals(named.hashCode(), parsed.hashCode());
         assertNotEquals(named, ObjectId.of("y"));
+    }
+
+    @Test
+    void shouldOrderIdsAsTheirHexForms() {
+        List<ObjectId> ids = new ArrayList<>();
+        for (String hex : new String[] {"ff", "00", "7f", "80", "01"}) {
+            ids.add(ObjectId.fromHex(hex.repeat(ObjectId.LENGTH)));
+            ids.add(ObjectId.fromHex("00".repeat(ObjectId.LENGTH - 1) + hex));
+        }
+        List<ObjectId> byHex = ids.stream().sorted(Comparator.comparing(ObjectId::toHex)).toList();
+        assertEquals(byHex, ids.stream().sorted().toList());
+        assertEquals(0, ObjectId.of("x").compareTo(ObjectId.fromHex(ObjectId.of("x").toHex())));
     }
 }
