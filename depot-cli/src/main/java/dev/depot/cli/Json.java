@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 
 /**
@@ -49,6 +50,17 @@ final class Json {
         } catch (JsonProcessingException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /**
+     * A generator that writes to {@code out} as {@link #lines} prints, element by element, for arrays too large to
+     * hold as a tree and a string; closing it flushes and leaves {@code out} open.
+     */
+    static JsonGenerator linesTo(OutputStream out) throws IOException {
+        JsonGenerator g = MAPPER.getFactory().createGenerator(out);
+        g.disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
+        g.setPrettyPrinter(new LinePerElementPrinter());
+        return g;
     }
 
     /** Compact, except for a newline before each element of the outermost array and before its end. */

@@ -1,9 +1,11 @@
 package dev.depot.cli;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.core.JsonGenerator;
 import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectInfo;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
@@ -36,7 +38,7 @@ final class LsCommand extends StoreCommand {
         try (DepotClient depot = DepotClient.open(dir())) {
             objects = new ArrayList<>(depot.list());
         }
-        objects.sort(Comparator.comparing(ObjectInfo::created).thenComparing(o -> o.id().toHex()));
+        objects.sort(Comparator.comparing(ObjectInfo::created).thenComparing(ObjectInfo::id));
         if (json) {
             printJson(out(), objects);
         } else {
@@ -53,19 +55,26 @@ final class LsCommand extends StoreCommand {
         }
     }
 
+    /** Written element by element: the output of a million objects is never held whole. */
     private static void printJson(PrintStream out, List<ObjectInfo> objects) {
-        ArrayNode json = Json.array();
-        for (ObjectInfo o : objects) {
-            json.addObject()
-                .put("id", o.id().toHex())
-                .put("size_bytes", o.dataSize())
-                .put("metadata_bytes", o.metadataSize())
-                .put("state", state(o))
-                .put("pins", o.pinCount())
-                .put("created", o.created().toString())
-                .put("last_access", o.lastAccess().toString());
+        try (JsonGenerator g = Json.linesTo(out)) {
+            g.writeStartArray();
+            for (ObjectInfo o : objects) {
+                g.writeStartObject();
+                g.writeStringField("id", o.id().toHex());
+                g.writeNumberField("size_bytes", o.dataSize());
+                g.writeNumberField("metadata_bytes", o.metadataSize());
+                g.writeStringField("state", state(o));
+                g.writeNumberField("pins", o.pinCount());
+                g.writeStringField("created", o.created().toString());
+                g.writeStringField("last_access", o.lastAccess().toString());
+                g.writeEndObject();
+            }
+            g.writeEndArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
-        out.println(Json.lines(json));
+        out.println();
     }
 
     private static String state(ObjectInfo o) {

@@ -176,6 +176,12 @@ class CliCommandsTest {
         assertEquals(0, r.status(), r::toString);
         List<Map<String, Object>> objects = JsonText.parseArrayOfObjects(r.stdout());
         assertEquals(2, objects.size());
+        List<String> lines = r.stdout().lines().toList();
+        assertEquals(4, lines.size(), "[, one line per object, ]: " + r.stdout());
+        assertEquals("[", lines.getFirst());
+        assertTrue(lines.get(1).startsWith("{\"id\":\"") && lines.get(1).endsWith("},"), lines::toString);
+        assertTrue(lines.get(2).startsWith("{\"id\":\"") && lines.get(2).endsWith("}"), lines::toString);
+        assertEquals("]", lines.getLast());
         for (Map<String, Object> o : objects) {
             assertEquals(List.of("id", "size_bytes", "metadata_bytes", "state", "pins", "created", "last_access"),
                 List.copyOf(o.keySet()));
@@ -189,7 +195,7 @@ class CliCommandsTest {
 
     @Test
     void shouldListAnEmptyStoreAsAnEmptyArray() {
-        assertEquals(List.of(), JsonText.parse(depot.run("ls", "--json").stdout()));
+        assertEquals("[]\n", depot.run("ls", "--json").stdout());
     }
 
     @Test

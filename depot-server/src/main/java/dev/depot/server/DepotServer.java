@@ -6,6 +6,7 @@ import static dev.depot.core.store.StoreHeaderDescriptor.HEARTBEAT_OFFSET;
 
 import dev.depot.client.DepotClient;
 import dev.depot.core.clients.ClientTableDescriptor;
+import dev.depot.core.clients.ClientWatch;
 import dev.depot.core.memory.Atomics;
 import dev.depot.core.store.Store;
 import dev.depot.core.store.StoreFile;
@@ -166,6 +167,12 @@ public final class DepotServer implements AutoCloseable {
     }
 
     private void reapLoop() {
+        try (ClientWatch watch = store.watchClients(log)) {
+            reapRounds(watch);
+        }
+    }
+
+    private void reapRounds(ClientWatch watch) {
         long rounds = 0;
         long expectedLength = store.layout().fileLength();
         while (state == State.RUNNING) {
@@ -182,7 +189,7 @@ public final class DepotServer implements AutoCloseable {
             }
             try {
                 boolean fullSweep = ++rounds % FULL_SWEEP_EVERY == 0;
-                int n = fullSweep ? store.reapDeadClientsAndSweep() : store.reapDeadClients();
+                int n = store.reapDeadClients(watch, fullSweep);
                 if (n > 0) {
                     log.accept("reclaimed " + n + " dead client(s)");
                 }

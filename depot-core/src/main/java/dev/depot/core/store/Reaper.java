@@ -6,6 +6,7 @@ import static dev.depot.core.index.IndexEntryDescriptor.state;
 import static dev.depot.core.index.IndexEntryDescriptor.withState;
 import static dev.depot.core.store.StoreHeaderDescriptor.PENDING_DELETES_OFFSET;
 
+import dev.depot.core.clients.ClientWatch;
 import dev.depot.core.index.EntryState;
 import dev.depot.core.sys.ProcessIdentity;
 
@@ -22,8 +23,9 @@ public final class Reaper {
     }
 
     /**
-     * Reclaims every registered client whose process is gone, then completes deferred deletes (scanning the
-     * whole index when {@code fullSweep}); returns how many clients were reclaimed.
+     * Reclaims every registered client whose process is gone, checking each against {@code /proc}, then completes
+     * deferred deletes (scanning the whole index when {@code fullSweep}); returns how many clients were reclaimed.
+     * For one-off checks (daemon start, {@code depot doctor}); the daemon's rounds use a {@link ClientWatch}.
      */
     public int reapDeadClients(boolean fullSweep) {
         int reaped = 0;
@@ -35,6 +37,16 @@ public final class Reaper {
                 reaped++;
             }
         }
+        return afterReaping(reaped, fullSweep);
+    }
+
+    /** As {@link #reapDeadClients(boolean)}, with the dead clients found by {@code watch}. */
+    public int reapDeadClients(ClientWatch watch, boolean fullSweep) {
+        return afterReaping(watch.findDead(this::reclaimClient), fullSweep);
+    }
+
+    /** Frees the rings of dead subscribers and completes deferred deletes; returns {@code reaped}. */
+    private int afterReaping(int reaped, boolean fullSweep) {
         var events = store.events();
         if (events != null) {
             events.freeDeadSubscribers();

@@ -7,6 +7,7 @@ import static dev.depot.core.store.StoreHeaderDescriptor.*;
 
 import dev.depot.core.clients.ClientTable;
 import dev.depot.core.clients.ClientTableDescriptor;
+import dev.depot.core.clients.ClientWatch;
 import dev.depot.core.clients.PinTable;
 import dev.depot.core.heap.HeapAllocator;
 import dev.depot.core.heap.HeapBlockDescriptor;
@@ -30,6 +31,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * One process's handle on a store: the mapping, its regions, and this process's client slot. All object
@@ -890,6 +892,24 @@ public final class Store implements AutoCloseable {
     public int reapDeadClientsAndSweep() {
         checkOpen();
         return new Reaper(this).reapDeadClients(true);
+    }
+
+    /**
+     * As {@link #reapDeadClients()}, with the dead clients found by {@code watch} (the daemon's reaper, every
+     * round), and with a scan of the whole index for deferred deletes when {@code fullSweep}.
+     */
+    public int reapDeadClients(ClientWatch watch, boolean fullSweep) {
+        checkOpen();
+        return new Reaper(this).reapDeadClients(watch, fullSweep);
+    }
+
+    /**
+     * A watch over this store's other clients for the daemon's reaper ({@link ClientWatch}), owned by the calling
+     * thread; {@code log} is told once when pidfds cannot be had.
+     */
+    public ClientWatch watchClients(Consumer<String> log) {
+        checkOpen();
+        return new ClientWatch(clients, me, true, log);
     }
 
     void releaseLock() {

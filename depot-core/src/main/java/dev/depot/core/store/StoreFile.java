@@ -270,15 +270,11 @@ public final class StoreFile implements AutoCloseable {
      * Java).
      */
     public long currentLength() {
-        try {
-            var a = Files.readAttributes(path, "unix:dev,ino,size", LinkOption.NOFOLLOW_LINKS);
-            if (((Number) a.get("ino")).longValue() != opened.inode() || ((Number) a.get("dev")).longValue() != opened.device()) {
-                return -1;
-            }
-            return ((Number) a.get("size")).longValue();
-        } catch (IOException e) {
+        Native.FileStatus now = Native.lstat(path);
+        if (now == null || now.inode() != opened.inode() || now.device() != opened.device()) {
             return -1;
         }
+        return now.size();
     }
 
     /** Unmaps the file. Every segment sliced from it becomes inaccessible. */

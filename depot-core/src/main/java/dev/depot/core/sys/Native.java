@@ -22,6 +22,12 @@ public final class Native {
     private static final boolean AARCH64 = "aarch64".equals(System.getProperty("os.arch"));
     /** {@code SYS_futex}: 202 on x86-64, 98 on aarch64. */
     private static final long SYS_FUTEX = AARCH64 ? 98 : 202;
+    /** {@code SYS_newfstatat}: 262 on x86-64, 79 on aarch64. */
+    private static final long SYS_NEWFSTATAT = AARCH64 ? 79 : 262;
+    private static final int AT_FDCWD = -100;
+    private static final int AT_SYMLINK_NOFOLLOW = 0x100;
+    /** {@code SYS_pidfd_open}: 434 on x86-64 and on aarch64 (the generic table). */
+    private static final long SYS_PIDFD_OPEN = 434;
     /** Shared (not {@code _PRIVATE}) futex ops: the word lives in a mapping that several processes share. */
     private static final int FUTEX_WAIT = 0;
     private static final int FUTEX_WAKE = 1;
@@ -35,10 +41,15 @@ public final class Native {
     private static final int PROT_WRITE = 0x2;
     private static final int MAP_SHARED = 0x1;
     public static final int ENOENT = 2;
+    public static final int ESRCH = 3;
     public static final int EINTR = 4;
+    public static final int ENOMEM = 12;
     public static final int EACCES = 13;
     public static final int EEXIST = 17;
+    public static final int ENFILE = 23;
+    public static final int EMFILE = 24;
     public static final int ENOSPC = 28;
+    public static final int ENOSYS = 38;
     public static final int ELOOP = 40;
 
     private static final Linker LINKER = Linker.nativeLinker();
@@ -53,6 +64,17 @@ public final class Native {
         FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
             ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT),
         Linker.Option.firstVariadicArg(1));
+    private static final MethodHandle SYSCALL_PIDFD_OPEN = LINKER.downcallHandle(
+        LIBC.findOrThrow("syscall"),
+        FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
+        Linker.Option.firstVariadicArg(1), CCS);
+    private static final MethodHandle SYSCALL_FSTATAT = LINKER.downcallHandle(
+        LIBC.findOrThrow("syscall"),
+        FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS,
+            ValueLayout.ADDRESS, ValueLayout.JAVA_INT),
+        Linker.Option.firstVariadicArg(1), CCS);
+    private static final MethodHandle POLL = LINKER.downcallHandle(LIBC.findOrThrow("poll"),
+        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT), CCS);
     private static final MethodHandle OPEN = LINKER.downcallHandle(LIBC.findOrThrow("open"),
         FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
         Linker.Option.firstVariadicArg(2), CCS);
@@ -99,6 +121,19 @@ public final class Native {
     private static final long ST_MODE_OFFSET = STAT.byteOffset(MemoryLayout.PathElement.groupElement("st_mode"));
     private static final long ST_UID_OFFSET = STAT.byteOffset(MemoryLayout.PathElement.groupElement("st_uid"));
     private static final long ST_SIZE_OFFSET = STAT.byteOffset(MemoryLayout.PathElement.groupElement("st_size"));
+
+    /** {@code struct pollfd}: the descriptor, the events asked for, the events that happened. */
+    public static final StructLayout POLLFD_LAYOUT = MemoryLayout.structLayout(
+        ValueLayout.JAVA_INT.withName("fd"), ValueLayout.JAVA_SHORT.withName("events"),
+        ValueLayout.JAVA_SHORT.withName("revents"));
+    public static final long POLLFD_LENGTH = POLLFD_LAYOUT.byteSize();
+    public static final long POLLFD_FD_OFFSET = POLLFD_LAYOUT.byteOffset(MemoryLayout.PathElement.groupElement("fd"));
+    public static final long POLLFD_EVENTS_OFFSET =
+        POLLFD_LAYOUT.byteOffset(MemoryLayout.PathElement.groupElement("events"));
+    public static final long POLLFD_REVENTS_OFFSET =
+        POLLFD_LAYOUT.byteOffset(MemoryLayout.PathElement.groupElement("revents"));
+    /** {@code POLLIN}: a pidfd is readable once its process has exited. */
+    public static final short POLLIN = 0x1;
 
     /** Scratch timespec per thread, so a timed wait allocates nothing. */
     private static final ThreadLocal<MemorySegment> TIMESPEC = ThreadLocal.withInitial(
@@ -184,14 +219,36 @@ public final class Native {
             if (rc != 0) {
                 throw new java.io.IOException("fstat failed: " + strerror((int) ERRNO.get(state, ERRNO_OFFSET)));
             }
-            return new FileStatus(buf.get(ValueLayout.JAVA_LONG, ST_DEV_OFFSET), buf.get(ValueLayout.JAVA_LONG, ST_INO_OFFSET),
-                buf.get(ValueLayout.JAVA_INT, ST_MODE_OFFSET), buf.get(ValueLayout.JAVA_INT, ST_UID_OFFSET),
-                buf.get(ValueLayout.JAVA_LONG, ST_SIZE_OFFSET));
+            return fileStatus(buf);
         } catch (java.io.IOException e) {
             throw e;
         } catch (Throwable t) {
             throw new AssertionError("fstat downcall failed", t);
         }
+    }
+
+    /**
+     * What {@code path} names now, not following a symbolic link in its last component ({@code lstat}, through
+     * the {@code newfstatat} system call: a few microseconds, where the JDK's attribute views build maps).
+     *
+     * @return its status, or null when it cannot be read (no such file, no permission)
+     */
+    public static FileStatus lstat(Path path) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(Linker.Option.captureStateLayout());
+            MemorySegment buf = arena.allocate(STAT_BUFFER_LENGTH, 8);
+            long rc = (long) SYSCALL_FSTATAT.invokeExact(state, SYS_NEWFSTATAT, AT_FDCWD,
+                arena.allocateFrom(path.toString()), buf, AT_SYMLINK_NOFOLLOW);
+            return rc == 0 ? fileStatus(buf) : null;
+        } catch (Throwable t) {
+            throw new AssertionError("newfstatat downcall failed", t);
+        }
+    }
+
+    private static FileStatus fileStatus(MemorySegment buf) {
+        return new FileStatus(buf.get(ValueLayout.JAVA_LONG, ST_DEV_OFFSET), buf.get(ValueLayout.JAVA_LONG, ST_INO_OFFSET),
+            buf.get(ValueLayout.JAVA_INT, ST_MODE_OFFSET), buf.get(ValueLayout.JAVA_INT, ST_UID_OFFSET),
+            buf.get(ValueLayout.JAVA_LONG, ST_SIZE_OFFSET));
     }
 
     /** Reserves {@code length} bytes of an open file; 0 or the errno (for example {@link #ENOSPC}). */
@@ -231,6 +288,48 @@ public final class Native {
         } catch (Throwable t) {
             throw new AssertionError("munmap downcall failed", t);
         }
+    }
+
+    /**
+     * {@code pidfd_open(pid, 0)}: a descriptor that refers to the process {@code pid} is now, whatever later
+     * happens to the pid, and becomes readable when that process exits (Linux 5.3 and later).
+     *
+     * @return the descriptor (close-on-exec), or minus the errno: {@link #ESRCH} when no such process exists,
+     *         {@link #ENOSYS} on an older kernel, {@link #EMFILE} or {@link #ENFILE} when out of descriptors
+     */
+    public static int pidfdOpen(int pid) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(Linker.Option.captureStateLayout());
+            long fd = (long) SYSCALL_PIDFD_OPEN.invokeExact(state, SYS_PIDFD_OPEN, pid, 0);
+            return fd >= 0 ? (int) fd : -(int) ERRNO.get(state, ERRNO_OFFSET);
+        } catch (Throwable t) {
+            throw new AssertionError("pidfd_open downcall failed", t);
+        }
+    }
+
+    /**
+     * {@code poll} of the first {@code count} {@link #POLLFD_LAYOUT} records of {@code fds}, without waiting:
+     * fills in their {@code revents}.
+     *
+     * @param state scratch of {@link Linker.Option#captureStateLayout()} for the errno
+     * @return how many records have events, or minus the errno
+     */
+    public static int pollNow(MemorySegment fds, int count, MemorySegment state) {
+        if (count < 0 || count * POLLFD_LENGTH > fds.byteSize()) {
+            throw new IndexOutOfBoundsException("poll of " + count + " records of " + POLLFD_LENGTH + " bytes in "
+                + fds.byteSize() + " bytes");
+        }
+        try {
+            int n = (int) POLL.invokeExact(state, fds, (long) count, 0);
+            return n >= 0 ? n : -(int) ERRNO.get(state, ERRNO_OFFSET);
+        } catch (Throwable t) {
+            throw new AssertionError("poll downcall failed", t);
+        }
+    }
+
+    /** A scratch segment for {@link #pollNow}'s errno, from {@code arena}. */
+    public static MemorySegment errnoScratch(Arena arena) {
+        return arena.allocate(Linker.Option.captureStateLayout());
     }
 
     /** Closes a file descriptor (errors are ignored: there is nothing to flush). */

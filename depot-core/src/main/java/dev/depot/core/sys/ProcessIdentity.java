@@ -48,9 +48,8 @@ public final class ProcessIdentity {
     private static final int START_TIME_FIELD_AFTER_STATE = 22 - 3;
 
     /**
-     * The reaper's buffer: the daemon looks at every client ten times a second, and reading the file as a String
-     * split into fields made ~60 objects a look (with the JIT and GC work they caused, most of an idle daemon's
-     * CPU).
+     * One buffer per thread: the daemon's reaper reads the file of every client it cannot watch through a pidfd
+     * ten times a second, and reading it as a String split into fields makes ~60 objects a look.
      */
     private static final ThreadLocal<byte[]> BUFFER = ThreadLocal.withInitial(() -> new byte[STAT_BUFFER_LENGTH]);
     /** Computed after the buffer above: static fields are initialised in the order they are written. */

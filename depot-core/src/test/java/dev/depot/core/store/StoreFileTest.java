@@ -48,6 +48,22 @@ class StoreFileTest {
     }
 
     @Test
+    void shouldSeeTheMappedFilesLengthNowAndNothingOnceThePathNamesAnotherFile() throws IOException {
+        try (ShmDir dir = new ShmDir(); StoreFile file = StoreFile.create(dir.path(), SMALL)) {
+            assertEquals(SMALL.fileLength(), file.currentLength());
+            try (FileChannel ch = FileChannel.open(file.path(), StandardOpenOption.WRITE)) {
+                ch.truncate(8192);  // nothing touches the lost pages here
+            }
+            assertEquals(8192, file.currentLength(), "truncated under the mapping");
+            Path other = Files.write(dir.path().resolve("other"), new byte[100]);
+            Files.move(other, file.path(), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            assertEquals(-1, file.currentLength(), "the path names another file now");
+            Files.delete(file.path());
+            assertEquals(-1, file.currentLength(), "removed");
+        }
+    }
+
+    @Test
     void shouldOpenTheStoreItCreatedWithTheSameLayout() throws IOException {
         try (ShmDir dir = new ShmDir()) {
             try (StoreFile created = StoreFile.create(dir.path(), SMALL)) {
