@@ -82,6 +82,16 @@ def class_path():
     return None
 
 
+def require_launcher():
+    """Skips the test when no daemon can be started (the launcher, depot-cli's jar, is not built); returns the
+    launcher's command otherwise."""
+    from depot import daemon
+    try:
+        return daemon.find_launcher()
+    except daemon.DaemonStartError as e:
+        pytest.skip(str(e))
+
+
 def java_command(main, *args):
     java = java_executable()
     if java is None:

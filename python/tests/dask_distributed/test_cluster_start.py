@@ -13,6 +13,7 @@ import pytest
 
 pytest.importorskip("distributed")
 
+from conftest import require_launcher  # noqa: E402
 from dist_processes import SessionProcess, alive, session_members, wait_until  # noqa: E402
 
 # Reports the pid of every daemon the cluster starts; then builds a LocalCluster on the store in argv[1].
@@ -50,6 +51,7 @@ NO_MAIN_GUARD = PRELUDE + textwrap.dedent("""
 
 @pytest.fixture
 def store_path():
+    require_launcher()
     path = os.path.join("/dev/shm", "depot-test-" + uuid.uuid4().hex)
     yield path
     shutil.rmtree(path, ignore_errors=True)

@@ -19,6 +19,7 @@ from depot.daemon import find_launcher  # noqa: E402
 from depot.dask.distributed._compat import dask_command  # noqa: E402
 from depot.dask.distributed.data import writer_of  # noqa: E402
 
+from conftest import require_launcher  # noqa: E402
 from dist_processes import SessionProcess, alive, session_members, wait_until  # noqa: E402
 
 CAPACITY = "128m"
@@ -79,6 +80,7 @@ def _grew(before, after, worker, name):
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
+    require_launcher()
     tmp = tmp_path_factory.mktemp("real-cluster")
     scheduler_file = str(tmp / "scheduler.json")
     nodes = {n: Node(n, tmp) for n in NODES}

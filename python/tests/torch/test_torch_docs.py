@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import child_env, python_child
+from conftest import child_env, python_child, require_launcher
 
 pytest.importorskip("torch")
 pytest.importorskip("numpy")
@@ -33,6 +33,7 @@ def test_torch_md_examples_run(shared_daemon):
 def test_the_benchmark_quick_run_prints_one_result_per_case():
     if not os.path.isfile(BENCH):
         pytest.skip("scripts/bench-torch is not beside the tests")
+    require_launcher()
     env = child_env()
     env["DEPOT_BENCH_PYTHON"] = sys.executable
     out = subprocess.run([BENCH, "--quick", "--json"], env=env, capture_output=True, text=True, timeout=900)

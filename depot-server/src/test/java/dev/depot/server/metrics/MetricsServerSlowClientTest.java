@@ -94,6 +94,8 @@ class MetricsServerSlowClientTest {
     void shouldCloseAConnectionThatDoesNotReadItsResponseWithinTheWriteTimeout() throws Exception {
         try (MetricsServer metrics = bigPage(new MetricsServer.Limits(LONG, SHORT, 4));
              Socket reader = nonReader(metrics)) {
+            // accepted first: until then no connection is open either
+            Eventually.await("the server accepting the connection", () -> metrics.openConnections() == 1);
             Eventually.await("the server giving up the response nobody reads",
                 () -> metrics.openConnections() == 0);
             long received = drain(reader, "the response not read within the write timeout");
