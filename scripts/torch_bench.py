@@ -79,6 +79,7 @@ def train(mode, directory, n, batch_size, epochs):
             return depot.torch.read_batch(client, ref), started
         cleanup = writer.discard
     loader = DataLoader(dataset, batch_size=batch_size, num_workers=2, collate_fn=collate, shuffle=True,
+                        persistent_workers=True,  # as training loops run: the epochs time the data, not the start
                         generator=torch.Generator().manual_seed(os.getpid()))
     times, handoffs = [], []
     for _ in range(epochs):
