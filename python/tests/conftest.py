@@ -92,6 +92,24 @@ def require_launcher():
         pytest.skip(str(e))
 
 
+@pytest.fixture
+def fresh_dir():
+    """A store directory that nothing serves yet; whatever is left in it is removed at the end."""
+    path = os.path.join("/dev/shm", "depot-test-" + uuid.uuid4().hex)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def launcher():
+    """Skips unless a daemon can be started: the launcher and the Java modules are built."""
+    require_launcher()
+    if java_executable() is None or class_path() is None:
+        pytest.skip("needs a JDK 25 and the built Java modules")
+
+
 def java_command(main, *args):
     java = java_executable()
     if java is None:

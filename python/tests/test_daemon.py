@@ -3,39 +3,17 @@
 import atexit
 import os
 import select
-import shutil
 import signal
 import subprocess
 import sys
-import uuid
 
 import pytest
 
 import depot
-from conftest import child_env, class_path, java_executable
+from conftest import child_env
 from depot import daemon as daemon_module
 
 DAEMON_EXIT_TIMEOUT = 60
-
-
-@pytest.fixture
-def fresh_dir():
-    """A store directory that nothing serves yet; whatever is left in it is removed at the end."""
-    path = os.path.join("/dev/shm", "depot-test-" + uuid.uuid4().hex)
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-@pytest.fixture
-def launcher():
-    try:
-        daemon_module.find_launcher()
-    except depot.DaemonStartError as e:
-        pytest.skip(str(e))
-    if java_executable() is None or class_path() is None:
-        pytest.skip("needs a JDK 25 and the built Java modules")
 
 
 def _wait_gone(pid, timeout=DAEMON_EXIT_TIMEOUT):

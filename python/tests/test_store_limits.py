@@ -4,36 +4,14 @@ client table fits a thousand processes."""
 
 import os
 import shutil
-import uuid
 
 import pytest
 
 import depot
-from conftest import class_path, java_executable
-from depot import daemon as daemon_module
 from depot._layout import StoreHeaderDescriptor as H
 from depot._mapping import open_mapping
 
 DEFAULT_MAX_CLIENTS = 1024
-
-
-@pytest.fixture
-def fresh_dir():
-    path = os.path.join("/dev/shm", "depot-test-" + uuid.uuid4().hex)
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-@pytest.fixture
-def launcher():
-    try:
-        daemon_module.find_launcher()
-    except depot.DaemonStartError as e:
-        pytest.skip(str(e))
-    if java_executable() is None or class_path() is None:
-        pytest.skip("needs a JDK 25 and the built Java modules")
 
 
 def _limits(directory):
