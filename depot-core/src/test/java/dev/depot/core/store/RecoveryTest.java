@@ -328,4 +328,28 @@ class RecoveryTest {
             }
         }
     }
+
+    @Test
+    void shouldOrderBlocksByOffsetWhetherPackedOrCompared() {
+        java.util.SplittableRandom random = new java.util.SplittableRandom(3);
+        for (long bound : new long[] {1L << 20, 1L << 62}) { // the second leaves no room to pack a position beside
+            int count = 1_000;
+            long[] blocks = new long[2 * count];
+            for (int i = 0; i < count; i++) {
+                blocks[2 * i] = random.nextLong(bound);
+                blocks[2 * i + 1] = i;
+            }
+            int[] order = Recovery.orderByOffset(blocks, count);
+            assertEquals(count, order.length);
+            boolean[] seen = new boolean[count];
+            for (int k = 0; k < count; k++) {
+                assertFalse(seen[order[k]], "position " + order[k] + " twice");
+                seen[order[k]] = true;
+                if (k > 0) {
+                    assertTrue(blocks[2 * order[k - 1]] <= blocks[2 * order[k]], "out of order at " + k);
+                }
+            }
+        }
+        assertEquals(0, Recovery.orderByOffset(new long[0], 0).length);
+    }
 }
