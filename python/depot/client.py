@@ -497,11 +497,11 @@ class Client:
         return memoryview(self._mapping.mm)
 
     def _defer_release(self, raw_id, epoch=None):
-        """Kept for modules written against the earlier client: the buffers that hold a pin now release it
-        themselves when they are collected, so there is nothing left to do."""
+        """Does nothing: the buffers that hold a pin release it themselves when they are collected."""
 
     def flush(self):
-        """Kept for compatibility: releases no longer wait for a request (they never cross the socket)."""
+        """Checks that this client may be used in this process; releases never cross the socket, so nothing
+        waits to be sent."""
         self._reader_for_get()
 
     # ---- lifecycle --------------------------------------------------------------------------------------

@@ -76,7 +76,7 @@ class ObjectView:
 
     def _detach(self):
         """Hands the pin over to buffers made from ``data``: the view is released, and the pin lives as long
-        as they do (for modules written against the earlier client; ``release()`` now does the same)."""
+        as they do. The same as ``release()``, which leaves the pin to live buffers too."""
         self.release()
 
     def __enter__(self):

@@ -1,14 +1,16 @@
-"""Spark writes a dataset through the depot data source; Python reads it zero-copy with depot.arrow.read_dataset.
-Skipped without pyarrow or when depot-spark is not built."""
+"""Spark writes a dataset through the depot data source; Python reads it zero-copy with depot.arrow.read_dataset,
+also as docs/SPARK.md's example (docs/examples/read_spark_dataset.py) does. Skipped without pyarrow or when
+depot-spark is not built."""
 
 import gc
 import os
 import subprocess
+import sys
 
 import pytest
 
 import depot
-from conftest import REPO, java_command
+from conftest import REPO, child_env, java_command
 
 SPARK_MODULE = os.path.join(REPO, "depot-spark", "target")
 
@@ -36,11 +38,16 @@ def spark_command(*args):
 
 def test_python_reads_what_spark_wrote_without_copying(pa, daemon, client):
     import depot.arrow
-    out = subprocess.run(spark_command(daemon.dir, "-", "from-spark", 999), capture_output=True, text=True,
+    out = subprocess.run(spark_command(daemon.dir, "-", "events", 999), capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr[-4000:]
     assert "wrote 999" in out.stdout
-    table = depot.arrow.read_dataset(client, "from-spark")
+    example = subprocess.run([sys.executable, os.path.join(REPO, "docs", "examples", "read_spark_dataset.py")],
+                             env=dict(child_env(), DEPOT_DIR=daemon.dir), capture_output=True, text=True,
+                             timeout=120)
+    assert example.returncode == 0, example.stderr
+    assert example.stdout.split("\n")[0] == "999 ['id', 'x']", "docs/SPARK.md's Python example"
+    table = depot.arrow.read_dataset(client, "events")
     assert table.num_rows == 999 and table.column_names == ["id", "x"]
     assert table.column("x").num_chunks == 3, "one chunk per part (Spark task)"
     assert sorted(table.column("id").to_pylist()) == list(range(999))

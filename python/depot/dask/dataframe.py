@@ -1,6 +1,7 @@
 """Dask DataFrame shuffles through Depot: ``set_index``, ``sort_values``, ``shuffle`` (and merges and groupbys
 that shuffle) with map tasks that write their slices into shared memory and reduce tasks that read them in
-place. See docs/SHUFFLE.md ("Dask DataFrames") for the model and docs/DASK.md for when it is used.
+place. See docs/SHUFFLE.md ("Dask DataFrames") for its use and docs/DESIGN.md ("Dask DataFrame shuffles") for
+the model.
 
     import depot.dask.dataframe                  # adds the shuffle method "depot" to Dask's DataFrames
     df.set_index("key", shuffle_method="depot")  # dask-expr (Dask 2025 and later); "shuffle=" before

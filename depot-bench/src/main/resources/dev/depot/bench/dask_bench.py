@@ -123,9 +123,9 @@ class Measure:
                     self.unsettled += 1
                 else:
                     self.peak = max(self.peak, now)
-                # a sample counts for a phase only if no phase began while its processes were read: case (b)'s
-                # "tasks" phase had been given a sample of "share", read over 1.8 s while the caller wrote the
-                # store's copy
+                # a sample counts for a phase only if no phase began while its processes were read: a sample of
+                # case (b)'s "share", read over 1.8 s while the caller writes the store's copy, would otherwise be
+                # given to the "tasks" phase that follows
                 if now is not None and phase is not None and number == self._phase_number:
                     self.phases[phase] = max(self.phases[phase], now)
             for p in pids:

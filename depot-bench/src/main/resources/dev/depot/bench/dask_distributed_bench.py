@@ -9,7 +9,7 @@ Cases (each for both clusters, 2 worker processes, 1 thread each):
 - a pandas DataFrame shuffle (``ddf.shuffle("key")``: Depot's shuffle, the default on a Depot cluster,
   against Dask's task shuffle, ``shuffle="tasks"``), wall time and two peaks sampled every 100 ms over the
   same processes (the client, the workers, their nannies and the Depot daemon): *peak PSS*, the sum of their
-  proportional set sizes (a store page counts once it is mapped by some process; the issue's measure), and
+  proportional set sizes (a store page counts once it is mapped by some process; the target's measure), and
   *peak RAM*, the sum of their private PSS (without shared-memory pages) plus the allocated size of Depot's
   store file, which ``posix_fallocate`` reserves whole when the store is created, touched or not (for the
   baseline, which has no store, both are its processes' PSS).

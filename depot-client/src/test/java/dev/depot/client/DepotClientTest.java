@@ -134,7 +134,7 @@ class DepotClientTest {
                 }
             });
             try {
-                // The old arithmetic overflowed and gave up at once; a wait without end is still waiting.
+                // A deadline computed with overflow would give up at once; a wait without end is still waiting.
                 assertThrows(java.util.concurrent.TimeoutException.class,
                     () -> got.get(300, java.util.concurrent.TimeUnit.MILLISECONDS), "timeout " + huge);
             } finally {

@@ -41,14 +41,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * and reader is for one thread.
  */
 public final class Shuffle implements AutoCloseable {
-    /** How a map's slices are laid out in the store; see {@code docs/SHUFFLE.md} for the measurements. */
+    /** How a map's slices are laid out in the store; see {@code docs/DESIGN.md} ("Shuffles") for the measurements. */
     public enum Layout {
         /** One object per map and partition: each slice is an object of its own (P creates per map). */
         PER_SLICE,
         /**
          * One object per map holding all of its slices in partition order, indexed by the status record: one
          * create per map. The default: as fast as PER_SLICE for few partitions, much faster and with far fewer
-         * objects for many (docs/SHUFFLE.md, "Layout").
+         * objects for many (docs/DESIGN.md, "Layout: one object per map").
          */
         PER_MAP
     }

@@ -19,7 +19,7 @@ import java.util.stream.Stream;
 /**
  * Measures the two {@link Shuffle.Layout}s against each other: for M maps x P partitions moving {@code --mib} MiB
  * in all, the median time to write every map (open, fill, commit) and to read every partition (open, sum every
- * word of every slice, close), in one process. The figures behind the default layout ({@code docs/SHUFFLE.md}).
+ * word of every slice, close), in one process. The figures behind the default layout ({@code docs/DESIGN.md}, "Shuffles").
  *
  * <pre>  java -cp ... dev.depot.bench.shuffle.LayoutBench [--mib 256] [--repeats 5]</pre>
  */

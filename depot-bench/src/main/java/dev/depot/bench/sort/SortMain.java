@@ -51,7 +51,7 @@ public final class SortMain {
           --local-sort A whole (default): each worker sorts its partition with one Arrays.sort;
                          buckets: each worker cuts its share into fine buckets of about 65,536 values in
                          the partition pass and sorts its partition bucket by bucket in the cache (as
-                         fast here, more memory: docs/SHUFFLE.md). The baseline is always one
+                         fast here, more memory: docs/DESIGN.md). The baseline is always one
                          Arrays.sort of all the data.
           --seed S       the data's seed (default 1)
           --json         one JSON object instead of the table""";

@@ -54,12 +54,27 @@ public final class ChildJvm implements AutoCloseable {
         return start(environment, jvmOptions, false, mainClass, args);
     }
 
+    /**
+     * Runs the single-file program {@code source} as a user runs it ({@code java -cp ... Source.java}: the JDK's
+     * source launcher compiles it), with this JVM's class path, {@code environment} added, stderr merged into the
+     * lines {@link #awaitLine} reads.
+     */
+    public static ChildJvm startSource(java.util.Map<String, String> environment, Path source, String... args) {
+        return start(environment, List.of(), true, source.toString(), args);
+    }
+
     private static ChildJvm start(List<String> jvmOptions, boolean mergeStderr, Class<?> mainClass, String... args) {
         return start(java.util.Map.of(), jvmOptions, mergeStderr, mainClass, args);
     }
 
     private static ChildJvm start(java.util.Map<String, String> environment, List<String> jvmOptions,
                                   boolean mergeStderr, Class<?> mainClass, String... args) {
+        return start(environment, jvmOptions, mergeStderr, mainClass.getName(), args);
+    }
+
+    /** {@code main}: a class name, or a source file for the source launcher. */
+    private static ChildJvm start(java.util.Map<String, String> environment, List<String> jvmOptions,
+                                  boolean mergeStderr, String main, String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("--enable-native-access=ALL-UNNAMED");
@@ -68,7 +83,7 @@ public final class ChildJvm implements AutoCloseable {
         cmd.addAll(jvmOptions);
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
-        cmd.add(mainClass.getName());
+        cmd.add(main);
         cmd.addAll(List.of(args));
         try {
             ProcessBuilder pb = new ProcessBuilder(cmd);
