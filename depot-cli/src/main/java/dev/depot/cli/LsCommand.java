@@ -16,14 +16,15 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code depot ls}: every object in the store, oldest first: a table, or with {@code --json} one JSON array
- * holding one object per element (each on its own line).
+ * {@code depot ls}: every object in the store: a table, oldest first, or with {@code --json} one JSON array
+ * holding one object per element (each on its own line), streamed in the index's order.
  */
 @Command(name = "ls",
     customSynopsis = "depot ls [--json]",
     description = "list the objects in the store",
-    footer = {"The table shows id, size, state (sealed, creating, delete_pending, deleting), pins (views open on",
-        "the object), creation and last access time (UTC). --json prints one JSON array, one element per line:",
+    footer = {"The table shows id, size, state (sealed, creating, spilled, delete_pending, deleting), pins (views",
+        "open on the object), creation and last access time (UTC), oldest first. --json prints one JSON array,",
+        "one element per line, in the store's own order (streamed; sort with e.g. jq 'sort_by(.created)'):",
         "{\"id\", \"size_bytes\", \"metadata_bytes\", \"state\", \"pins\", \"created\", \"last_access\"}",
         "with times as ISO-8601 strings in UTC."})
 final class LsCommand extends StoreCommand {
@@ -34,15 +35,14 @@ final class LsCommand extends StoreCommand {
 
     @Override
     int run() {
-        List<ObjectInfo> objects;
         try (DepotClient depot = DepotClient.open(dir())) {
-            objects = new ArrayList<>(depot.list());
-        }
-        objects.sort(Comparator.comparing(ObjectInfo::created).thenComparing(ObjectInfo::id));
-        if (json) {
-            printJson(out(), objects);
-        } else {
-            printTable(out(), objects);
+            if (json) {
+                printJson(out(), depot);
+            } else {
+                List<ObjectInfo> objects = new ArrayList<>(depot.list());
+                objects.sort(Comparator.comparing(ObjectInfo::created).thenComparing(ObjectInfo::id));
+                printTable(out(), objects);
+            }
         }
         return 0;
     }
@@ -55,21 +55,28 @@ final class LsCommand extends StoreCommand {
         }
     }
 
-    /** Written element by element: the output of a million objects is never held whole. */
-    private static void printJson(PrintStream out, List<ObjectInfo> objects) {
+    /**
+     * Streamed as the index is read, in its order: neither the listing nor the output of a million objects is
+     * ever held, so memory stays flat at any store size.
+     */
+    private static void printJson(PrintStream out, DepotClient depot) {
         try (JsonGenerator g = Json.linesTo(out)) {
             g.writeStartArray();
-            for (ObjectInfo o : objects) {
-                g.writeStartObject();
-                g.writeStringField("id", o.id().toHex());
-                g.writeNumberField("size_bytes", o.dataSize());
-                g.writeNumberField("metadata_bytes", o.metadataSize());
-                g.writeStringField("state", state(o));
-                g.writeNumberField("pins", o.pinCount());
-                g.writeStringField("created", o.created().toString());
-                g.writeStringField("last_access", o.lastAccess().toString());
-                g.writeEndObject();
-            }
+            depot.forEachObject(o -> {
+                try {
+                    g.writeStartObject();
+                    g.writeStringField("id", o.id().toHex());
+                    g.writeNumberField("size_bytes", o.dataSize());
+                    g.writeNumberField("metadata_bytes", o.metadataSize());
+                    g.writeStringField("state", state(o));
+                    g.writeNumberField("pins", o.pinCount());
+                    g.writeStringField("created", o.created().toString());
+                    g.writeStringField("last_access", o.lastAccess().toString());
+                    g.writeEndObject();
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
             g.writeEndArray();
         } catch (IOException e) {
             throw new UncheckedIOException(e);

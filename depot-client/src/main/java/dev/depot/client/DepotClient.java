@@ -424,13 +424,20 @@ public final class DepotClient implements AutoCloseable {
 
     /** Every object in the store (sealed, being created, or deleted but still pinned). */
     public List<ObjectInfo> list() {
-        checkOpen();
         List<ObjectInfo> out = new ArrayList<>();
-        for (ObjectEntry e : store.list()) {
-            out.add(new ObjectInfo(ObjectId.fromBytes(e.id()), stateOf(e.state()), e.dataLength(), e.metadataLength(),
-                e.pins(), Instant.ofEpochMilli(e.createTimeMillis()), Instant.ofEpochMilli(e.lastAccessMillis())));
-        }
+        forEachObject(out::add);
         return out;
+    }
+
+    /**
+     * Hands every object in the store to {@code sink}, in the index's order, without holding a listing: for
+     * stores with millions of objects, where {@link #list()} would hold hundreds of bytes for each.
+     */
+    public void forEachObject(java.util.function.Consumer<ObjectInfo> sink) {
+        checkOpen();
+        store.forEachEntry(e -> sink.accept(new ObjectInfo(ObjectId.fromBytes(e.id()), stateOf(e.state()),
+            e.dataLength(), e.metadataLength(), e.pins(), Instant.ofEpochMilli(e.createTimeMillis()),
+            Instant.ofEpochMilli(e.lastAccessMillis()))));
     }
 
     private static ObjectState stateOf(EntryState s) {

@@ -68,6 +68,17 @@ class DepotClientTest {
     }
 
     @Test
+    void shouldStreamTheSameObjectsAsTheListing() {
+        for (int i = 0; i < 50; i++) {
+            depot.put(ObjectId.of("streamed-" + i), new byte[i + 1]);
+        }
+        java.util.List<ObjectInfo> streamed = new java.util.ArrayList<>();
+        depot.forEachObject(streamed::add);
+        assertEquals(50, streamed.size());
+        assertEquals(new java.util.HashSet<>(depot.list()), new java.util.HashSet<>(streamed));
+    }
+
+    @Test
     void shouldRefuseDuplicateIds() {
         ObjectId id = ObjectId.of("dup");
         depot.put(id, new byte[] {1});

@@ -936,6 +936,12 @@ public final class Store implements AutoCloseable {
         return new StoreSnapshot(this).list();
     }
 
+    /** Hands every live entry to {@code sink}, in index order, without holding the listing. */
+    public void forEachEntry(java.util.function.Consumer<ObjectEntry> sink) {
+        checkOpen();
+        new StoreSnapshot(this).forEachEntry(sink);
+    }
+
     /** How many pin records, of any client, hold this {@code (slot, generation)}. */
     public int pinCount(long record) {
         return clients.countPins(record);

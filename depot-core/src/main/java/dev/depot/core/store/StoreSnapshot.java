@@ -26,6 +26,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * Read-only views of a store for {@code stat} and {@code ls}: one pass over the pin records and one over the
@@ -93,9 +94,15 @@ final class StoreSnapshot {
     }
 
     List<ObjectEntry> list() {
+        List<ObjectEntry> out = new ArrayList<>();
+        forEachEntry(out::add);
+        return out;
+    }
+
+    /** Hands each live entry to {@code sink} in index order; holds nothing but the pinned slots meanwhile. */
+    void forEachEntry(Consumer<ObjectEntry> sink) {
         var index = store.index;
         Map<Integer, Integer> pinned = pinnedSlots();
-        List<ObjectEntry> out = new ArrayList<>();
         for (int slot = 0; slot < index.slots(); slot++) {
             long sw = index.rawStateWordVolatile(slot);
             if (!hasKnownState(sw)) {
@@ -110,10 +117,9 @@ final class StoreSnapshot {
             var entry = new ObjectEntry(id, st, index.dataLength(slot), index.metadataLength(slot),
                 pinned.getOrDefault(slot, 0), index.createTime(slot), index.lastUseMicros(slot) / 1000);
             if (index.rawStateWordVolatile(slot) == sw) {
-                out.add(entry);
+                sink.accept(entry);
             }
         }
-        return out;
     }
 
     /** Index slot to number of pins, for every pinned entry whose generation still matches. */
