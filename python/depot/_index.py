@@ -1,6 +1,6 @@
 """Socket-free reads of the shared object index: look an id up, pin it, wait for its seal.
 
-The same protocol as Java's ``ObjectIndex.findSealed`` and ``Store.tryPin``/``awaitSeal`` (docs/DESIGN.md,
+The same protocol as Java's ``ObjectIndex.findSealed`` and ``Store.tryPin``/``sealWaiter`` (docs/DESIGN.md,
 "get"): find a SEALED (or EVICTING) entry with the id, lock-free (acquire loads of the state word); write a
 pin record ``(slot, generation)`` into our own client slot (volatile store); re-read the state word
 (volatile load): still SEALED with the same generation means pinned, and the entry's fields cannot change
@@ -283,7 +283,8 @@ class IndexReader:
                     return located
                 current = self.request_restore(raw)
                 if current is not None or spilled is not None:
-                    # A restore that failed ends the wait (its record is written before the wake-up that brings us here).
+                    # A restore that failed ends the wait (its record is written before the wake-up that brings
+                    # us here).
                     entry = current if current is not None else spilled
                     spilled = entry if self.check_restore(raw, entry, current is not None, no_wait) else None
                 if wait.pause(sequence) is EXPIRED:

@@ -246,7 +246,8 @@ class Subscription:
                 event = self._poll(False)
                 if event is not None:
                     return event
-                # A record claimed by a live publisher is committed soon, or its publisher dies: look again now and then.
+                # A record claimed by a live publisher is committed soon, or its publisher dies: look again now
+                # and then.
                 if wait.pause(sequence, _CLAIMED_RECHECK_SECONDS if self._head_claimed else None) is EXPIRED:
                     return None
 

@@ -35,7 +35,8 @@ class ShuffleLayoutTest {
     void shouldMirrorEveryConstantOfTheShuffleRecords() {
         List<Constant> constants = PythonLayout.constants();
         List<String> missing = new ArrayList<>();
-        DESCRIPTORS.forEach((pythonClass, java) -> missing.addAll(PythonLayout.unmirrored(constants, pythonClass, java)));
+        DESCRIPTORS.forEach((pythonClass, java) ->
+            missing.addAll(PythonLayout.unmirrored(constants, pythonClass, java)));
         assertEquals(List.of(), missing, "constants python/depot/_layout.py must mirror");
     }
 

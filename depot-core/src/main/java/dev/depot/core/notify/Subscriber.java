@@ -101,7 +101,8 @@ public final class Subscriber implements AutoCloseable {
                 if (e != null) {
                     return e;
                 }
-                // A record claimed by a live publisher is committed soon, or its publisher dies: look again now and then.
+                // A record claimed by a live publisher is committed soon, or its publisher dies: look again now
+                // and then.
                 if (wait.pause(sequence, headClaimed ? CLAIMED_RECHECK_NANOS : FutexWaiter.FOREVER)
                     == FutexWaiter.Pause.EXPIRED) {
                     return null;

@@ -77,7 +77,8 @@ class PythonLayoutTest {
         List<Constant> constants = PythonLayout.constants();
         List<String> missing = new ArrayList<>();
         for (String pythonClass : MIRRORED_IN_FULL) {
-            missing.addAll(PythonLayout.unmirrored(constants, pythonClass, Class.forName(JAVA_CLASSES.get(pythonClass))));
+            Class<?> java = Class.forName(JAVA_CLASSES.get(pythonClass));
+            missing.addAll(PythonLayout.unmirrored(constants, pythonClass, java));
         }
         MIRRORED_SINCE_1_2.forEach((pythonClass, names) -> names.stream()
             .filter(n -> PythonLayout.of(constants, pythonClass).stream().noneMatch(k -> k.name().equals(n)))
