@@ -1,12 +1,13 @@
 """Socket-free reads of the shared object index: look an id up, pin it, wait for its seal.
 
-The same protocol as Java's ``ObjectIndex.findSealed`` and ``Store.tryPin``/``awaitSeal`` (docs/DESIGN.md,
+The same protocol as Java's ``ObjectIndex.findSealed`` and ``Store.tryPin``/``sealWaiter`` (docs/DESIGN.md,
 "get"): find a SEALED (or EVICTING) entry with the id, lock-free (acquire loads of the state word); write a
 pin record ``(slot, generation)`` into our own client slot (volatile store); re-read the state word
 (volatile load): still SEALED with the same generation means pinned, and the entry's fields cannot change
 until the pin is released. A deleter CASes the state first and scans pin records after: one of the two
-always sees the other. Waiting reads the id's futex word first, looks, spins up to 20 µs while the word is
-unchanged, then sleeps in ``FUTEX_WAIT`` on it until a seal bumps it.
+always sees the other. Waiting (``_waiting.FutexWaiter``) reads the id's futex word first, looks, spins for
+the first 20 µs while the word is unchanged, counts itself among the seal waiters, looks again, then sleeps in
+``FUTEX_WAIT`` on it until a seal bumps it.
 """
 
 import os
@@ -24,6 +25,7 @@ from ._layout import RestoreFailureDescriptor as RF
 from ._layout import Store
 from ._layout import StoreHeaderDescriptor as H
 from ._pins import Pin, pin_record
+from ._waiting import EXPIRED, FutexWaiter
 from .errors import DepotError, ObjectLostError, StoreFormatError, StoreFullError
 
 _ID_WORDS = struct.Struct("<QQI")
@@ -270,35 +272,29 @@ class IndexReader:
                 deadline_ns = time.monotonic_ns() + Store.SPILL_WAIT_NANOS
         elif no_wait:
             return None
-        # The id's futex word, chosen by its home slot on both sides (Store.awaitSeal).
+        # The id's futex word, chosen by its home slot on both sides (Store.sealWaiter).
         word = self._futex_words + (home & (H.FUTEX_BUCKETS - 1)) * 4
-        while True:
-            # Read before looking: a seal after the look changes it, so the wait below cannot miss it.
-            sequence = atomics.get_int_acquire(word)
-            located = self.try_pin(raw, home)
-            if located is not None:
-                return located
-            current = self.request_restore(raw)
-            if current is not None or spilled is not None:
-                # A restore that failed ends the wait (its record is written before the wake-up that brings us here).
-                entry = current if current is not None else spilled
-                spilled = entry if self.check_restore(raw, entry, current is not None, no_wait) else None
-            now = time.monotonic_ns()
-            if deadline_ns is not None and now >= deadline_ns:
-                if spilled is not None:
-                    self.check_restore(raw, spilled, True, True)
-                return None
-            spin_until = now + _SPIN_NANOS
-            while atomics.get_int_acquire(word) == sequence and time.monotonic_ns() < spin_until:
-                pass
-            if atomics.get_int_acquire(word) != sequence:
-                continue
+        with FutexWaiter(word, self._count_seal_waiter, _SPIN_NANOS, deadline_ns) as wait:
+            while True:
+                # Read before looking: a seal after the look changes it, so the wait below cannot miss it.
+                sequence = wait.sequence()
+                located = self.try_pin(raw, home)
+                if located is not None:
+                    return located
+                current = self.request_restore(raw)
+                if current is not None or spilled is not None:
+                    # A restore that failed ends the wait (its record is written before the wake-up that brings
+                    # us here).
+                    entry = current if current is not None else spilled
+                    spilled = entry if self.check_restore(raw, entry, current is not None, no_wait) else None
+                if wait.pause(sequence) is EXPIRED:
+                    if spilled is not None:
+                        self.check_restore(raw, spilled, True, True)
+                    return None
+
+    def _count_seal_waiter(self, delta):
+        """The seal waiters' count (Dekker with the sealer, who bumps the word and then reads it); a get's first
+        count adds to this client's waits."""
+        if delta > 0:
             atomics.get_and_add_long(self.slot.address + CT.WAITS_OFFSET, 1)
-            atomics.get_and_add_int(self._futex_waiters, 1)
-            try:
-                # Dekker with the sealer, who bumps the word and then reads the waiter count: the kernel
-                # compares the word with the sequence we saw before sleeping.
-                left = None if deadline_ns is None else max(0, deadline_ns - time.monotonic_ns()) / 1e9
-                atomics.futex_wait(word, sequence, left)
-            finally:
-                atomics.get_and_add_int(self._futex_waiters, -1)
+        atomics.get_and_add_int(self._futex_waiters, delta)

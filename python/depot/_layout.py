@@ -1,10 +1,12 @@
-"""The shared store file's layout, as far as the Python client reads or writes it.
+"""The layouts of shared memory and shared records, as far as the Python client reads or writes them.
 
-Every offset and constant here mirrors a field of a Java ``*Descriptor`` class in ``depot-core`` (or the codes
-of ``EntryState``): each ``class`` below is named after its Java class and each name after its field, and
-``PythonLayoutTest`` (depot-server's tests) checks every one of them against the Java value, so the two
-implementations cannot drift apart. Write only integer literals here: that test parses this file. Nothing
-else in the package writes an offset of the store file.
+Every offset and constant here mirrors a field of a Java ``*Descriptor`` class (or the codes of
+``EntryState``): each ``class`` below is named after its Java class and each name after its field. Java tests
+check every one of them against the Java value, so the two implementations cannot drift apart:
+``PythonLayoutTest`` (depot-server's tests) the store's classes, ``ShuffleLayoutTest`` (depot-shuffle's tests)
+the shuffle's records. Write only integer literals here: those tests parse this file. Nothing else in the
+package writes an offset of a shared record; fixed-size records are packed with ``_records.record_struct``,
+which checks its fields against these offsets.
 
 The drawings of each region are in the Java classes; docs/DESIGN.md describes the protocols.
 """
@@ -241,3 +243,42 @@ class WriterIdDescriptor:
     START_TICKS_OFFSET = 8
     HASH_OFFSET = 12
     LENGTH = 20
+
+
+class ManifestDescriptor:
+    """A shuffle's manifest object, ``depot-shuffle/<id>/manifest`` (``dev.depot.shuffle.ManifestDescriptor``):
+    little-endian; the magic is "DSH1" read as a little-endian u32. ``depot.shuffle`` reads and writes it."""
+
+    MAGIC = 0x3148_5344
+    VERSION = 1
+    LAYOUT_PER_SLICE = 1
+    LAYOUT_PER_MAP = 2
+    MAX_DTYPE_LENGTH = 32
+    MAGIC_OFFSET = 0
+    VERSION_OFFSET = 4
+    LAYOUT_OFFSET = 6
+    DTYPE_LENGTH_OFFSET = 7
+    MAPS_OFFSET = 8
+    PARTITIONS_OFFSET = 12
+    CREATOR_OFFSET = 16
+    DTYPE_OFFSET = 24
+    LENGTH = 56
+
+
+class MapStatusDescriptor:
+    """A shuffle map's owner and status records (``dev.depot.shuffle.MapStatusDescriptor``): little-endian; the
+    status magic is "DSM1" read as a little-endian u32. The status head is followed by one u64 slice length per
+    partition from ``LENGTHS_OFFSET``, then a u32 message length and the message."""
+
+    OWNER_IDENTITY_OFFSET = 0
+    OWNER_LENGTH = 8
+    MAGIC = 0x314D_5344
+    STATE_COMMITTED = 1
+    STATE_FAILED = 2
+    MAX_MESSAGE_LENGTH = 4096
+    MAGIC_OFFSET = 0
+    STATE_OFFSET = 4
+    WRITER_OFFSET = 8
+    MAP_OFFSET = 16
+    PARTITIONS_OFFSET = 20
+    LENGTHS_OFFSET = 24

@@ -6,8 +6,9 @@ previous owner left in it, and sets its bit of the active mask; publishers (Java
 processes, the daemon for evictions, spills, restores and for this client's writes) append 64-byte records
 to it. A record is read once its stamp says ``COMMITTED`` for the current lap, then its cell is freed for the
 next lap and the head moves on. Between events the subscriber sleeps in ``FUTEX_WAIT`` on the ring's wake
-sequence (no polling). A full ring makes publishers count missed events instead of waiting; a record whose
-publisher died between claim and commit is aborted; both reach the subscriber as ``Event("missed", ...)``.
+sequence (``_waiting.FutexWaiter``, with its sleeping flag as the waiter count; no polling). A full ring makes
+publishers count missed events instead of waiting; a record whose publisher died between claim and commit is
+aborted; both reach the subscriber as ``Event("missed", ...)``.
 """
 
 import struct
@@ -19,6 +20,7 @@ from . import _process
 from ._layout import ClientTableDescriptor as CT
 from ._layout import EventRecordDescriptor as ER
 from ._layout import NotificationDescriptor as ND
+from ._waiting import EXPIRED, FutexWaiter
 from .errors import ClientClosedError, DepotError, ResourceLimitError
 from .ids import ObjectId
 
@@ -92,6 +94,7 @@ class Subscription:
         self._lock = threading.Lock()
         self._closed = False
         self._missed_seen_at = -1
+        self._head_claimed = False
         self._ring = self._claim()
         if self._ring < 0:
             raise ResourceLimitError("the store at %s has all %d subscriber slots taken; close a subscription "
@@ -195,6 +198,7 @@ class Subscription:
                 continue
             # CLAIMED: being written (its commit wakes us), unless its publisher died between claim and commit.
             if self._claimer_alive(stamp >> ER.CLAIMER_SHIFT):
+                self._head_claimed = True
                 return self._report_missed() if self._missed_seen_at >= 0 else None
             atomics.compare_and_set_long(record + ER.STAMP_OFFSET, stamp, _stamp(lap, ER.KIND_ABORTED))
 
@@ -221,42 +225,31 @@ class Subscription:
         atomics.put_long_release(record + ER.STAMP_OFFSET, _stamp(lap + 1, ER.KIND_FREE))
         atomics.put_long_release(self._base + ND.HEAD_OFFSET, head + 1)
 
-    def _sleep(self, timeout):
-        """Dekker with the publishers' wake (as Java): raise the flag, read the sequence, look again, sleep."""
-        base = self._base
-        atomics.put_int_volatile(base + ND.SLEEPING_OFFSET, 1)
-        try:
-            sequence = atomics.get_int_volatile(base + ND.WAKE_SEQUENCE_OFFSET)
-            if self._closed:
-                return
-            head = self._head()
-            stamp = atomics.get_long_volatile(base + ND.RECORDS_OFFSET + (head % ND.RING_RECORDS) * ER.RECORD_LENGTH
-                                              + ER.STAMP_OFFSET)
-            kind = stamp & _KIND_MASK
-            claimed = kind == ER.KIND_CLAIMED
-            if (kind != ER.KIND_FREE and not claimed) or atomics.get_long_volatile(base + ND.MISSED_OFFSET):
-                return
-            if claimed:
-                timeout = _CLAIMED_RECHECK_SECONDS if timeout is None else min(timeout, _CLAIMED_RECHECK_SECONDS)
-            atomics.futex_wait(base + ND.WAKE_SEQUENCE_OFFSET, sequence, timeout)
-        finally:
-            atomics.put_int_volatile(base + ND.SLEEPING_OFFSET, 0)
+    def _add_sleeper(self, delta):
+        # The waiter count of this single-reader ring: its sleeping flag, which publishers read after their bump.
+        atomics.put_int_volatile(self._base + ND.SLEEPING_OFFSET, 1 if delta > 0 else 0)
 
     def next(self, timeout=None):
         """The next ``Event``, waiting up to ``timeout`` seconds (None: forever, 0: do not wait); None when none
-        came in time. Raises ``ClientClosedError`` once the subscription is closed."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        with self._lock:
+        came in time. Raises ``ClientClosedError`` once the subscription is closed.
+
+        Between polls it waits on the ring's wake sequence (``_waiting.FutexWaiter``, without spinning): Dekker
+        with the publishers' wake (as Java), the sleeping flag raised, each turn reads the sequence and polls
+        again. ``close()`` sets its flag before it bumps the sequence, so a turn sees one or the other."""
+        deadline = None if timeout is None else time.monotonic_ns() + int(timeout * 1e9)
+        with self._lock, FutexWaiter(self._base + ND.WAKE_SEQUENCE_OFFSET, self._add_sleeper, 0, deadline) as wait:
             while True:
+                sequence = wait.sequence()
                 if self._closed:
                     raise ClientClosedError("this subscription is closed")
+                self._head_claimed = False
                 event = self._poll(False)
                 if event is not None:
                     return event
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
+                # A record claimed by a live publisher is committed soon, or its publisher dies: look again now
+                # and then.
+                if wait.pause(sequence, _CLAIMED_RECHECK_SECONDS if self._head_claimed else None) is EXPIRED:
                     return None
-                self._sleep(left)
 
     def __iter__(self):
         return self

@@ -24,6 +24,10 @@ import os
 import struct
 import time
 
+from ._layout import ManifestDescriptor as MD
+from ._layout import MapStatusDescriptor as MS
+from ._records import record_struct
+from ._waiting import seconds_left
 from .errors import DepotError, ObjectMissingError
 from .ids import ObjectId
 
@@ -31,25 +35,34 @@ __all__ = ["AbandonedShuffle", "LAYOUT_PER_MAP", "LAYOUT_PER_SLICE", "MapFailedE
            "ShuffleReader", "ShuffleWriter", "find_abandoned", "partition_array", "process_identity",
            "sweep_abandoned"]
 
-# ---- layouts shared with Java: dev.depot.shuffle.ManifestDescriptor and MapStatusDescriptor -------------------
+# ---- records shared with Java: dev.depot.shuffle.ManifestDescriptor and MapStatusDescriptor (_layout) ---------
 
 #: manifest: magic "DSH1", u16 version, u8 layout, u8 dtype length, u32 maps, u32 partitions, u64 creator,
 #: 32 bytes dtype; its object's metadata is the shuffle id in UTF-8 (how a sweep names the other objects)
-MANIFEST = struct.Struct("<4sHBBIIQ32s")
-MANIFEST_MAGIC = b"DSH1"
-MANIFEST_VERSION = 1
-LAYOUT_PER_SLICE = 1
-LAYOUT_PER_MAP = 2
-MAX_DTYPE_LENGTH = 32
+MANIFEST = record_struct(MD.LENGTH, (MD.MAGIC_OFFSET, "I"), (MD.VERSION_OFFSET, "H"), (MD.LAYOUT_OFFSET, "B"),
+                         (MD.DTYPE_LENGTH_OFFSET, "B"), (MD.MAPS_OFFSET, "I"), (MD.PARTITIONS_OFFSET, "I"),
+                         (MD.CREATOR_OFFSET, "Q"), (MD.DTYPE_OFFSET, "%ds" % MD.MAX_DTYPE_LENGTH))
+LAYOUT_PER_SLICE = MD.LAYOUT_PER_SLICE
+LAYOUT_PER_MAP = MD.LAYOUT_PER_MAP
+MAX_DTYPE_LENGTH = MD.MAX_DTYPE_LENGTH
 #: owner record: u64 identity of the writing process
-OWNER = struct.Struct("<Q")
+OWNER = record_struct(MS.OWNER_LENGTH, (MS.OWNER_IDENTITY_OFFSET, "Q"))
 #: status record head: magic "DSM1", u32 state, u64 writer, u32 map, u32 partitions; then P x u64 lengths,
 #: u32 message length, message
-STATUS_HEAD = struct.Struct("<4sIQII")
-STATUS_MAGIC = b"DSM1"
-STATE_COMMITTED = 1
-STATE_FAILED = 2
-MAX_MESSAGE_LENGTH = 4096
+STATUS_HEAD = record_struct(MS.LENGTHS_OFFSET, (MS.MAGIC_OFFSET, "I"), (MS.STATE_OFFSET, "I"),
+                            (MS.WRITER_OFFSET, "Q"), (MS.MAP_OFFSET, "I"), (MS.PARTITIONS_OFFSET, "I"))
+MAX_MESSAGE_LENGTH = MS.MAX_MESSAGE_LENGTH
+_MESSAGE_LENGTH = struct.Struct("<I")
+
+
+def _slice_lengths(partitions):
+    """The status record's slice lengths, one u64 per partition from ``LENGTHS_OFFSET``."""
+    return struct.Struct("<%dQ" % partitions)
+
+
+def _message_length_offset(partitions):
+    """Where a status record's message length lies: after its slice lengths (Java's messageLengthOffset)."""
+    return MS.LENGTHS_OFFSET + _slice_lengths(partitions).size
 #: how often a reader waiting for a map checks that the map's process still lives (seconds)
 LIVENESS_CHECK = 0.1
 
@@ -140,24 +153,24 @@ def _java_length(text):
 
 def _decode_manifest(data, shuffle_id, what):
     """``(layout name, dtype, maps, partitions, creator)`` of a manifest; raises DepotError naming ``what``."""
-    if len(data) < MANIFEST.size or data[:4] != MANIFEST_MAGIC:
+    if len(data) < MANIFEST.size or MANIFEST.unpack_from(data)[0] != MD.MAGIC:
         raise DepotError("object %s (%d bytes) is not the manifest of a shuffle (magic DSH1, %d bytes)"
                          % (what, len(data), MANIFEST.size))
     magic, version, layout, n, maps, partitions, creator, raw = MANIFEST.unpack_from(data)
-    if version != MANIFEST_VERSION or layout not in (LAYOUT_PER_MAP, LAYOUT_PER_SLICE) \
+    if version != MD.VERSION or layout not in (LAYOUT_PER_MAP, LAYOUT_PER_SLICE) \
             or maps <= 0 or partitions <= 0 or n > MAX_DTYPE_LENGTH:
         raise DepotError("the manifest of shuffle %s is not one this version reads: version %d (expected %d), "
                          "layout %d, %d maps, %d partitions, dtype length %d"
-                         % (shuffle_id, version, MANIFEST_VERSION, layout, maps, partitions, n))
+                         % (shuffle_id, version, MD.VERSION, layout, maps, partitions, n))
     name = "per_map" if layout == LAYOUT_PER_MAP else "per_slice"
     return name, raw[:n].decode("ascii"), maps, partitions, creator
 
 
 def _encode_status(map_index, committed, lengths, message):
     text = message.encode("utf-8")[:MAX_MESSAGE_LENGTH]
-    return (STATUS_HEAD.pack(STATUS_MAGIC, STATE_COMMITTED if committed else STATE_FAILED, process_identity(),
+    return (STATUS_HEAD.pack(MS.MAGIC, MS.STATE_COMMITTED if committed else MS.STATE_FAILED, process_identity(),
                              map_index, len(lengths))
-            + struct.pack("<%dQ" % len(lengths), *lengths) + struct.pack("<I", len(text)) + text)
+            + _slice_lengths(len(lengths)).pack(*lengths) + _MESSAGE_LENGTH.pack(len(text)) + text)
 
 
 def _decode_status(data, map_index, partitions):
@@ -165,17 +178,17 @@ def _decode_status(data, map_index, partitions):
     if len(data) < STATUS_HEAD.size:
         raise DepotError("the status record of map %d (%d bytes) is not a shuffle status record" % (map_index, len(data)))
     magic, state, writer, m, p = STATUS_HEAD.unpack_from(data)
-    need = STATUS_HEAD.size + 8 * partitions + 4
-    if magic != STATUS_MAGIC or m != map_index or p != partitions or len(data) < need \
-            or state not in (STATE_COMMITTED, STATE_FAILED):
+    need = _message_length_offset(partitions) + _MESSAGE_LENGTH.size
+    if magic != MS.MAGIC or m != map_index or p != partitions or len(data) < need \
+            or state not in (MS.STATE_COMMITTED, MS.STATE_FAILED):
         raise DepotError("the status record of map %d is inconsistent: magic %r, map %d, %d partitions (expected %d),"
-                         " state %d, %d bytes" % (map_index, magic, m, p, partitions, state, len(data)))
-    lengths = struct.unpack_from("<%dQ" % partitions, data, STATUS_HEAD.size)
-    (n,) = struct.unpack_from("<I", data, need - 4)
+                         " state %d, %d bytes" % (map_index, data[:4], m, p, partitions, state, len(data)))
+    lengths = _slice_lengths(partitions).unpack_from(data, MS.LENGTHS_OFFSET)
+    (n,) = _MESSAGE_LENGTH.unpack_from(data, _message_length_offset(partitions))
     if need + n > len(data):
         raise DepotError("the status record of map %d has a message of %d bytes but only %d follow"
                          % (map_index, n, len(data) - need))
-    return state == STATE_COMMITTED, writer, lengths, data[need:need + n].decode("utf-8", "replace")
+    return state == MS.STATE_COMMITTED, writer, lengths, data[need:need + n].decode("utf-8", "replace")
 
 
 class Shuffle:
@@ -223,7 +236,7 @@ class Shuffle:
         s = cls(client, shuffle_id, maps, partitions, layout, dtype, True)
         sweep_abandoned(client)
         raw = dtype.encode("ascii")
-        record = MANIFEST.pack(MANIFEST_MAGIC, MANIFEST_VERSION, _LAYOUT_NAMES[layout], len(raw), maps, partitions,
+        record = MANIFEST.pack(MD.MAGIC, MD.VERSION, _LAYOUT_NAMES[layout], len(raw), maps, partitions,
                                process_identity(), raw.ljust(MAX_DTYPE_LENGTH, b"\0"))
         client.put(s._ids.manifest(), record, metadata=shuffle_id.encode("utf-8"), **_KEEP)
         return s
@@ -537,11 +550,12 @@ class ShuffleWriter:
 
 
 def _await_committed(shuffle, m, deadline):
-    """The lengths of map ``m``'s slices once it committed; raises MapFailedError or MapTimeoutError."""
+    """The lengths of map ``m``'s slices once it committed, by ``deadline`` (``time.monotonic_ns()``; None:
+    forever); raises MapFailedError or MapTimeoutError."""
     client = shuffle.client
     ids = shuffle._ids
     while True:
-        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        left = seconds_left(deadline)
         wait = LIVENESS_CHECK if left is None else min(LIVENESS_CHECK, left)
         try:
             with client.get(ids.status(m), wait) as view:
@@ -559,7 +573,7 @@ def _await_committed(shuffle, m, deadline):
                 raise MapFailedError("map %d of shuffle %s died (pid %d exited) before committing its output"
                                      % (m, shuffle.id, owner >> 32), m)
             continue
-        if deadline is not None and time.monotonic() >= deadline:
+        if deadline is not None and time.monotonic_ns() >= deadline:
             raise MapTimeoutError("map %d of shuffle %s did not commit in time: it %s" % (
                 m, shuffle.id, "is still running in pid %d" % (owner >> 32) if owner
                 else "has not started (no writer opened it)"), m)
@@ -576,7 +590,7 @@ class ShuffleReader:
                                                                              shuffle.id))
         self.shuffle = shuffle
         self.partition = partition
-        deadline = None if timeout is None else time.monotonic() + timeout
+        deadline = None if timeout is None else time.monotonic_ns() + int(timeout * 1e9)
         #: per map: (length, offset in its object)
         self._where = []
         for m in range(shuffle.maps):

@@ -11,4 +11,5 @@ module dev.depot.core {
     exports dev.depot.core.index to dev.depot.client;
     exports dev.depot.core.notify to dev.depot.client;
     exports dev.depot.core.store to dev.depot.client;
+    exports dev.depot.core.sys to dev.depot.client;
 }

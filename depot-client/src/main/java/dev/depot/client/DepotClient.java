@@ -7,6 +7,7 @@ import dev.depot.core.store.Pin;
 import dev.depot.core.store.RestoreFailures;
 import dev.depot.core.store.Store;
 import dev.depot.core.store.Timeouts;
+import dev.depot.core.sys.FutexWaiter;
 import dev.depot.errors.DepotException;
 import dev.depot.errors.ObjectLostException;
 import dev.depot.errors.ObjectMissingException;
@@ -240,57 +241,37 @@ public final class DepotClient implements AutoCloseable {
         } else if (noWait) {
             return null;
         }
-        long start = System.nanoTime();
-        long timeoutNanos = Timeouts.nanosOf(timeoutMillis);
-        long spinNanos = spinBeforeSleepNanos();
-        boolean counted = false;
-        try {
+        // A seal that comes within microseconds is met by spinning: waking a sleeping process costs ~7 µs and much
+        // more on a busy machine. Counted once, until the get ends (see Store.sealWaiter).
+        try (FutexWaiter wait = store.sealWaiter(id.w0(), id.w1(), spinBeforeSleepNanos(),
+                Timeouts.nanosOf(timeoutMillis))) {
             while (true) {
                 // Read the futex word before looking: a seal after the look bumps it, so the wait below cannot miss it.
-                int sequence = store.sealSequence(id.w0(), id.w1());
+                int sequence = wait.sequence();
                 pin = store.tryPin(id.w0(), id.w1(), id.w2());
                 if (pin != null) {
-                    return sealWaitEnded(id, pin, start);
+                    return sealWaitEnded(id, pin, wait.startNanos());
                 }
                 long now = restoreIfSpilled(id);
                 if (spilled >= 0 || now >= 0) {
                     // A restore that failed ends the wait (its record is written before the wake-up that brings us here).
                     spilled = checkRestore(id, now >= 0 ? now : spilled, now >= 0, noWait) ? (now >= 0 ? now : spilled) : -1;
                 }
-                long remaining = Timeouts.remainingNanos(timeoutNanos, start, System.nanoTime());
-                if (remaining == 0) {
+                FutexWaiter.Pause pause = wait.pause(sequence);
+                if (pause == FutexWaiter.Pause.EXPIRED) {
                     if (spilled >= 0) {
                         checkRestore(id, spilled, true, true);
                     }
                     return null;
                 }
-                if (System.nanoTime() - start < spinNanos) {
-                    // A seal that comes within microseconds is met by spinning: waking a sleeping process costs ~7 µs
-                    // and much more on a busy machine. Spin only while the futex word is unchanged, and yield the
-                    // CPU on each turn: the process that will seal (or one just woken by our own seal, which the
-                    // kernel likes to place on the waker's CPU) may be waiting for this very CPU.
-                    while (store.sealSequence(id.w0(), id.w1()) == sequence
-                        && System.nanoTime() - start < spinNanos) {
-                        Thread.yield();
+                if (pause == FutexWaiter.Pause.SLEPT) {
+                    // Look first: the seal that woke us is most likely this id's, and the futex word's cache line is
+                    // now the sealer's. If not, the loop reads the word again before it looks and waits.
+                    pin = store.tryPin(id.w0(), id.w1(), id.w2());
+                    if (pin != null) {
+                        return sealWaitEnded(id, pin, wait.startNanos());
                     }
-                    continue;
                 }
-                if (!counted) {
-                    // Counted once, until the get ends (see Store.beginSealWait).
-                    store.beginSealWait();
-                    counted = true;
-                }
-                store.awaitSeal(id.w0(), id.w1(), sequence, remaining);
-                // Look first: the seal that woke us is most likely this id's, and the futex word's cache line is
-                // now the sealer's. If not, the loop reads the word again before it looks and waits.
-                pin = store.tryPin(id.w0(), id.w1(), id.w2());
-                if (pin != null) {
-                    return sealWaitEnded(id, pin, start);
-                }
-            }
-        } finally {
-            if (counted) {
-                store.endSealWait();
             }
         }
     }

@@ -3,7 +3,8 @@ package dev.depot.shuffle;
 /**
  * Layout of a shuffle's manifest object, {@code depot-shuffle/<shuffleId>/manifest}, sealed by
  * {@link Shuffle#create} before any map starts and read by {@link Shuffle#open} in other processes (Java or
- * Python: {@code python/depot/shuffle.py} reads the same offsets). Little-endian:
+ * Python: {@code depot.shuffle} reads the same offsets from {@code python/depot/_layout.py}, which
+ * {@code ShuffleLayoutTest} checks against this class). Little-endian:
  *
  * <pre>
  *   0                   1                   2                   3

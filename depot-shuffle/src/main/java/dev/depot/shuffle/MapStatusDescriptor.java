@@ -1,8 +1,9 @@
 package dev.depot.shuffle;
 
 /**
- * Layouts of the two small records each map task writes (little-endian; {@code python/depot/shuffle.py} reads
- * and writes the same offsets).
+ * Layouts of the two small records each map task writes (little-endian; Python's {@code depot.shuffle} reads
+ * and writes them at the same offsets, from {@code python/depot/_layout.py}, which {@code ShuffleLayoutTest}
+ * checks against this class).
  *
  * <p>The <b>owner record</b> {@code depot-shuffle/<id>/map/<m>/owner} is sealed when the map's writer opens:
  * it names the writing process, so a reader that waits for the map can tell "still running" from "died"

@@ -4,6 +4,7 @@ import static dev.depot.core.notify.EventRecordDescriptor.*;
 import static dev.depot.core.notify.NotificationDescriptor.*;
 
 import dev.depot.core.memory.Atomics;
+import dev.depot.core.sys.FutexWaiter;
 import dev.depot.core.sys.Native;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -28,6 +29,8 @@ public final class Subscriber implements AutoCloseable {
     private final IntPredicate clientAlive;
     /** The head when this subscriber first saw a non-zero missed count not yet reported; -1: none. */
     private long missedSeenAt = -1;
+    /** Set by {@link #poll} when the head is claimed by a live publisher that has not committed yet. */
+    private boolean headClaimed;
     private final ReentrantLock reading = new ReentrantLock();
     private volatile boolean closed;
     private final AtomicBoolean released = new AtomicBoolean();
@@ -78,48 +81,38 @@ public final class Subscriber implements AutoCloseable {
         }
     }
 
+    /**
+     * Polls, and between polls waits on the ring's wake sequence ({@link FutexWaiter}, without spinning). Dekker
+     * with {@link EventRings}' wake: the sleeping flag is raised (the waiter count of this single-reader ring),
+     * then each turn reads the sequence and polls again; a publisher commits, bumps the sequence and reads the
+     * flag. {@link #close} stores its flag before it bumps the sequence, so a turn sees one or the other.
+     */
     private Event nextLocked(long timeoutNanos) {
-        long start = System.nanoTime();
-        while (true) {
-            if (closed) {
-                releaseOnce();
-                throw new IllegalStateException("this subscription is closed");
+        try (FutexWaiter wait = new FutexWaiter(region, base + WAKE_SEQUENCE_OFFSET, this::raiseSleeping, 0,
+                timeoutNanos)) {
+            while (true) {
+                int sequence = wait.sequence();
+                if (closed) {
+                    releaseOnce();
+                    throw new IllegalStateException("this subscription is closed");
+                }
+                headClaimed = false;
+                Event e = poll(false);
+                if (e != null) {
+                    return e;
+                }
+                // A record claimed by a live publisher is committed soon, or its publisher dies: look again now
+                // and then.
+                if (wait.pause(sequence, headClaimed ? CLAIMED_RECHECK_NANOS : FutexWaiter.FOREVER)
+                    == FutexWaiter.Pause.EXPIRED) {
+                    return null;
+                }
             }
-            Event e = poll(false);
-            if (e != null) {
-                return e;
-            }
-            long waited = System.nanoTime() - start;
-            if (timeoutNanos >= 0 && waited >= timeoutNanos) {
-                return null;
-            }
-            long left = timeoutNanos < 0 ? -1 : timeoutNanos - waited;
-            sleep(left);
         }
     }
 
-    /**
-     * Dekker with {@link EventRings}' wake: we raise the sleeping flag, read the wake sequence and look again;
-     * a publisher commits, bumps the sequence and reads the flag. The kernel compares the sequence before sleeping.
-     */
-    private void sleep(long timeoutNanos) {
-        Atomics.putIntVolatile(region, base + SLEEPING_OFFSET, 1);
-        try {
-            int sequence = Atomics.getIntVolatile(region, base + WAKE_SEQUENCE_OFFSET);
-            if (closed) {
-                return;  // close() stores the flag before it bumps the sequence: one of us sees the other
-            }
-            long stamp = Atomics.getLongVolatile(region, base + recordOffset(head()) + STAMP_OFFSET);
-            boolean claimed = kindOf(stamp) == KIND_CLAIMED;
-            if (kindOf(stamp) != KIND_FREE && !claimed || Atomics.getLongVolatile(region, base + MISSED_OFFSET) != 0) {
-                return;
-            }
-            long wait = claimed ? (timeoutNanos < 0 ? CLAIMED_RECHECK_NANOS : Math.min(timeoutNanos, CLAIMED_RECHECK_NANOS))
-                : timeoutNanos;
-            Native.futexWait(region.address() + base + WAKE_SEQUENCE_OFFSET, sequence, wait);
-        } finally {
-            Atomics.putIntVolatile(region, base + SLEEPING_OFFSET, 0);
-        }
+    private void raiseSleeping(int delta) {
+        Atomics.putIntVolatile(region, base + SLEEPING_OFFSET, delta > 0 ? 1 : 0);
     }
 
     /**
@@ -158,6 +151,7 @@ public final class Subscriber implements AutoCloseable {
             }
             // CLAIMED: being written, and its commit wakes us; unless the publisher died between claim and commit.
             if (clientAlive.test(claimerOf(stamp))) {
+                headClaimed = true;
                 return missedSeenAt >= 0 ? reportMissed() : null;
             }
             Atomics.compareAndSetLong(region, record + STAMP_OFFSET, stamp, EventRecordDescriptor.stamp(lap, KIND_ABORTED, 0));

@@ -10,6 +10,7 @@ import dev.depot.core.index.EntryState;
 import dev.depot.core.index.ObjectIndex;
 import dev.depot.core.memory.Atomics;
 import dev.depot.core.notify.EventRecordDescriptor;
+import dev.depot.core.sys.FutexWaiter;
 
 /**
  * Deleting objects, deferred while they are pinned. Protocol (each step names what it publishes):
@@ -76,6 +77,8 @@ final class Deletion {
     private static final int NONE = 0;
     private static final int DELETED = 1;
     private static final int RETRY = 2;
+    /** How long a delete of a spilled object sleeps for a restore in progress before it looks again. */
+    private static final long RESTORE_WAIT_NANOS = 10_000_000L;
 
     /**
      * Deletes a spilled object (SPILLED or RESTORE_WANTED: no pins can exist, no block is held) under the lock;
@@ -83,20 +86,25 @@ final class Deletion {
      * entry gone.
      */
     private int deleteSpilled(long w0, long w1, int w2) {
-        int sequence = store.sealSequence(w0, w1);
-        int slot = index.findSpilled(w0, w1, w2);
-        if (slot < 0) {
-            return NONE;
-        }
-        if (state(index.stateWordVolatile(slot)) == EntryState.RESTORING) {
-            store.beginSealWait();
-            try {
-                store.awaitSeal(w0, w1, sequence, 10_000_000L);
-            } finally {
-                store.endSealWait();
+        try (FutexWaiter wait = store.sealWaiter(w0, w1, 0, RESTORE_WAIT_NANOS)) {
+            while (true) {
+                int sequence = wait.sequence();
+                int slot = index.findSpilled(w0, w1, w2);
+                if (slot < 0) {
+                    return wait.counted() ? RETRY : NONE;  // restored while we looked: delete what it sealed
+                }
+                if (state(index.stateWordVolatile(slot)) != EntryState.RESTORING) {
+                    return deleteSpilledUnderLock(w0, w1, w2, slot);
+                }
+                // The restore ends with a seal of the id's bucket: one sleep for it (a while at most), then retry.
+                if (wait.pause(sequence) != FutexWaiter.Pause.COUNTED) {
+                    return RETRY;
+                }
             }
-            return RETRY;
         }
+    }
+
+    private int deleteSpilledUnderLock(long w0, long w1, int w2, int slot) {
         store.lockAndRecover();
         try {
             long sw = index.stateWordVolatile(slot);

@@ -19,6 +19,7 @@ import dev.depot.core.notify.EventRecordDescriptor;
 import dev.depot.core.notify.EventRings;
 import dev.depot.core.notify.NotificationDescriptor;
 import dev.depot.core.notify.Subscriber;
+import dev.depot.core.sys.FutexWaiter;
 import dev.depot.core.sys.Native;
 import dev.depot.core.sys.ProcessIdentity;
 import dev.depot.errors.DepotException;
@@ -256,11 +257,11 @@ public final class Store implements AutoCloseable {
         long blockSize = HeapBlockDescriptor.blockSizeFor(dataLength, metadata.length);
         boolean evict = (flags & CREATE_NO_EVICT) == 0;
         int entryFlags = (flags & CREATE_KEEP) != 0 ? IndexEntryDescriptor.FLAG_KEEP : 0;
-        long start = System.nanoTime();
         CreateFailure failure = new CreateFailure();
-        boolean counted = false;
-        boolean spun = false;
-        try {
+        // Creates that wait for room are counted only once they spin no more: an unpin or seal that makes room by
+        // eviction bumps the word only for counted waiters (frees bump it always, so they meet spinners too).
+        try (FutexWaiter wait = new FutexWaiter(header, SPACE_SEQUENCE_OFFSET, delta -> countSpaceWaiter(evict, delta),
+                SPACE_SPIN_NANOS, timeoutNanos)) {
             while (true) {
                 int sequence;
                 lockAndRecover();
@@ -276,58 +277,19 @@ public final class Store implements AutoCloseable {
                 } finally {
                     lock.release(me);
                 }
-                long waited = System.nanoTime() - start;
                 boolean spillCanHelp = failure.spillable() && spillerIsOn()
                     && Atomics.getIntVolatile(header, SPILL_ERROR_OFFSET) == 0;
-                long limit = timeoutNanos < 0 ? Long.MAX_VALUE
-                    : Math.max(timeoutNanos, spillCanHelp ? SPILL_WAIT_NANOS : 0);
-                if (waited >= limit) {
+                wait.timeoutNanos(timeoutNanos < 0 ? FutexWaiter.FOREVER
+                    : Math.max(timeoutNanos, spillCanHelp ? SPILL_WAIT_NANOS : 0));
+                if (wait.expired()) {
                     throw failure.exception(idText, dataLength, evict, spillerIsOn() ? spillError() : null);
                 }
-                if (!counted) {
-                    if (!spun) {
-                        // A consumer that frees within microseconds is met by spinning, uncounted: its free then
-                        // needs no wake-up system call, and this create no sleep and wake (20-50 µs here).
-                        spun = true;
-                        if (spinWhileSpaceSequenceIs(sequence, Math.min(SPACE_SPIN_NANOS, limit - waited))) {
-                            continue;
-                        }
-                    }
-                    // Count ourselves before the attempt whose sequence we sleep on: an unpin or seal after it
-                    // then sees the count and bumps the word (frees bump it always).
-                    countSpaceWaiter(evict, 1);
-                    counted = true;
-                    continue;
+                if (spillCanHelp && wait.counted()) {
+                    requestSpill(blockSize);  // before the sleep that waits for it
                 }
-                if (spillCanHelp) {
-                    requestSpill(blockSize);
-                }
-                // The kernel compares the word with the sequence read under the lock before sleeping.
-                Native.futexWait(header.address() + SPACE_SEQUENCE_OFFSET, sequence,
-                    limit == Long.MAX_VALUE ? -1 : limit - waited);
-            }
-        } finally {
-            if (counted) {
-                countSpaceWaiter(evict, -1);
+                wait.pause(sequence);
             }
         }
-    }
-
-    /**
-     * Spins (yielding the CPU on each turn: the process about to free may be waiting for this very CPU) while the
-     * space sequence equals {@code sequence}, at most {@code nanos}; true when it moved. Only frees bump it for a
-     * spinner, which is not counted as a waiter; an unpin or seal that makes room by eviction is met by the
-     * counted attempt after the spin.
-     */
-    private boolean spinWhileSpaceSequenceIs(int sequence, long nanos) {
-        long start = System.nanoTime();
-        while (Atomics.getIntVolatile(header, SPACE_SEQUENCE_OFFSET) == sequence) {
-            if (System.nanoTime() - start >= nanos) {
-                return false;
-            }
-            Thread.yield();
-        }
-        return true;
     }
 
     private void countSpaceWaiter(boolean evict, int delta) {
@@ -481,7 +443,7 @@ public final class Store implements AutoCloseable {
     void notifySealed(int slot) {
         long word = futexWordOffset(futexBucket(index.homeOfSlot(slot)));
         Atomics.getAndAddInt(header, word, 1);
-        // Dekker with waitForSeal: the waiter increments FUTEX_WAITERS then re-checks; we bumped the word then read.
+        // Dekker with sealWaiter: the waiter increments FUTEX_WAITERS then re-checks; we bumped the word then read.
         if (Atomics.getIntVolatile(header, FUTEX_WAITERS_OFFSET) > 0) {
             Native.futexWakeAll(header.address() + word);
             count(ClientTableDescriptor.WAKEUPS_OFFSET);
@@ -492,34 +454,24 @@ public final class Store implements AutoCloseable {
         return slotOrHome & (FUTEX_BUCKETS - 1);
     }
 
-    /** The futex sequence to pass to {@link #awaitSeal} for an id; read it before looking the id up. */
-    public int sealSequence(long w0, long w1) {
-        return Atomics.getIntAcquire(header, futexWordOffset(futexBucket(index.home(w0, w1))));
-    }
-
     /**
-     * Counts the caller among the seal waiters until {@link #endSealWait}: while it is counted, every seal wakes the
-     * futex bucket it seals in. Call it before the attempt whose sequence {@link #awaitSeal} then waits on (a seal
-     * after that attempt bumps the word and reads the count: Dekker with {@link #notifySealed}). A get stays counted
-     * across its attempts and ends the count after its last look, so that the look right after a wake-up does not
-     * wait for the count's cache line first.
+     * Starts a wait for a seal of {@code (w0, w1)} ({@link FutexWaiter}: read its sequence, look the id up, pause):
+     * on the futex word of the id's bucket, chosen by its home slot on both sides, so a seal of another id of the
+     * bucket also wakes it and the caller looks again. Once counted, the caller is among the seal waiters until it
+     * closes the wait: while any is, every seal wakes the bucket it seals in (Dekker with {@link #notifySealed},
+     * which bumps the word and then reads the count). A get stays counted across its looks, so that the look right
+     * after a wake-up does not wait for the count's cache line first. Its first count adds to this client's waits.
      */
-    public void beginSealWait() {
-        count(ClientTableDescriptor.WAITS_OFFSET);
-        Atomics.getAndAddInt(header, FUTEX_WAITERS_OFFSET, 1);
+    public FutexWaiter sealWaiter(long w0, long w1, long spinNanos, long timeoutNanos) {
+        return new FutexWaiter(header, futexWordOffset(futexBucket(index.home(w0, w1))), this::countSealWaiter,
+            spinNanos, timeoutNanos);
     }
 
-    /** Ends a {@link #beginSealWait}. */
-    public void endSealWait() {
-        Atomics.getAndAddInt(header, FUTEX_WAITERS_OFFSET, -1);
-    }
-
-    /**
-     * Blocks until some object whose id shares this id's futex bucket is sealed, or the time passes; the caller
-     * is counted ({@link #beginSealWait}) and re-checks. The bucket is chosen by the id's home slot, on both sides.
-     */
-    public void awaitSeal(long w0, long w1, int sequence, long timeoutNanos) {
-        Native.futexWait(header.address() + futexWordOffset(futexBucket(index.home(w0, w1))), sequence, timeoutNanos);
+    private void countSealWaiter(int delta) {
+        if (delta > 0) {
+            count(ClientTableDescriptor.WAITS_OFFSET);
+        }
+        Atomics.getAndAddInt(header, FUTEX_WAITERS_OFFSET, delta);
     }
 
     /** Aborts an unsealed object this client created: its space is freed at once. */
@@ -608,7 +560,7 @@ public final class Store implements AutoCloseable {
     /**
      * When a spilled object has this id, asks the daemon's spiller to restore it: CAS SPILLED to RESTORE_WANTED
      * (so concurrent readers ask once) and wake the spiller. The restore ends with a seal notification of the
-     * id's bucket, which {@link #awaitSeal} waits for. Lock-free.
+     * id's bucket, which {@link #sealWaiter} waits for. Lock-free.
      */
     public int requestRestore(long w0, long w1, int w2) {
         checkOpen();

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import dev.depot.core.memory.Atomics;
+import dev.depot.core.sys.FutexWaiter;
 import dev.depot.core.testing.TestId;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -20,18 +21,15 @@ import org.junit.jupiter.api.Timeout;
 class SealWaitTest {
     /** Waits until the object is sealed, the way a client's get does: counted as a waiter until it ends. */
     private static Pin awaitObject(Store store, TestId id) {
-        store.beginSealWait();
-        try {
+        try (FutexWaiter wait = store.sealWaiter(id.w0(), id.w1(), 0, FutexWaiter.FOREVER)) {
             while (true) {
-                int sequence = store.sealSequence(id.w0(), id.w1());
+                int sequence = wait.sequence();
                 Pin pin = store.tryPin(id.w0(), id.w1(), id.w2());
                 if (pin != null) {
                     return pin;
                 }
-                store.awaitSeal(id.w0(), id.w1(), sequence, -1);
+                wait.pause(sequence);
             }
-        } finally {
-            store.endSealWait();
         }
     }
 
@@ -62,11 +60,14 @@ class SealWaitTest {
     void shouldNotMissASealBetweenTheLookupAndTheWait() {
         try (var f = new StoreFixture()) {
             TestId id = f.newId();
-            int sequence = f.store.sealSequence(id.w0(), id.w1());
-            assertNull(f.pin(id));
-            f.put(id, 10);
-            // The word moved on since the sequence was read: the wait returns at once instead of sleeping forever.
-            f.store.awaitSeal(id.w0(), id.w1(), sequence, -1);
+            try (FutexWaiter wait = f.store.sealWaiter(id.w0(), id.w1(), 0, FutexWaiter.FOREVER)) {
+                assertEquals(FutexWaiter.Pause.COUNTED, wait.pause(wait.sequence()));
+                int sequence = wait.sequence();
+                assertNull(f.pin(id));
+                f.put(id, 10);
+                // The word moved on since the sequence was read: the wait returns at once instead of sleeping forever.
+                assertEquals(FutexWaiter.Pause.SLEPT, wait.pause(sequence));
+            }
             assertNotNull(f.pin(id));
         }
     }
@@ -75,8 +76,11 @@ class SealWaitTest {
     void shouldReturnFromATimedWaitWhenNothingIsSealed() {
         try (var f = new StoreFixture()) {
             TestId id = f.newId();
-            int sequence = f.store.sealSequence(id.w0(), id.w1());
-            f.store.awaitSeal(id.w0(), id.w1(), sequence, TimeUnit.MILLISECONDS.toNanos(20));
+            try (FutexWaiter wait = f.store.sealWaiter(id.w0(), id.w1(), 0, TimeUnit.MILLISECONDS.toNanos(20))) {
+                while (wait.pause(wait.sequence()) != FutexWaiter.Pause.EXPIRED) {
+                    assertNull(f.pin(id));
+                }
+            }
             assertNull(f.pin(id));
             assertEquals(0, Atomics.getIntVolatile(f.store.header, FUTEX_WAITERS_OFFSET));
         }
