@@ -28,6 +28,7 @@ from .errors import (ArgumentTypeError, BadRequestError, ClientClosedError, Daem
                      ObjectMissingError, ProtocolError, StoreNotFoundError, ViewReleasedError)
 from .ids import ObjectId, as_id
 from .objects import ObjectInfo, ObjectView, ObjectWriter, StoreStats
+
 _clients = weakref.WeakSet()
 
 

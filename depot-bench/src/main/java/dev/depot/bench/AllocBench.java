@@ -157,7 +157,8 @@ final class AllocBench implements Benchmark {
 
     /** The store's eviction counter, read from its header (the full {@code stats()} scans the index). */
     private static long evictionCount(DepotClient client) {
-        return Atomics.getLongVolatile(StoreClients.storeOf(client).header(), StoreHeaderDescriptor.EVICTION_COUNT_OFFSET);
+        MemorySegment header = StoreClients.storeOf(client).header();
+        return Atomics.getLongVolatile(header, StoreHeaderDescriptor.EVICTION_COUNT_OFFSET);
     }
 
     /**

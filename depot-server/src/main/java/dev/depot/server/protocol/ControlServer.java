@@ -196,8 +196,8 @@ public final class ControlServer implements AutoCloseable {
     }
 
     /** What every connection needs from the server. */
-    record Context(Store store, DepotClient client, MemorySegment mapping, Path storeFile, long storeDevice, long storeInode,
-                   StoreLayout layout, int daemonPid,
+    record Context(Store store, DepotClient client, MemorySegment mapping, Path storeFile, long storeDevice,
+                   long storeInode, StoreLayout layout, int daemonPid,
                    UserPrincipal owner, SealWaiter waiter, ProtocolCounters counters, Consumer<String> log,
                    java.util.function.BooleanSupplier closingFlag) {
         boolean closing() {
