@@ -8,7 +8,6 @@ one being evicted, go to the daemon. Listing, statistics and eviction are reques
 (``_connection``). The store file is mapped once per process (``_mapping``).
 """
 
-import getpass
 import os
 import threading
 import weakref
@@ -18,27 +17,19 @@ from . import _process
 from . import _wire as w
 from ._checks import MAX_SIZE, check_size, deadline_of, describe_timeout, timeout_millis
 from ._connection import SOCKET_NAME, Connection
+from ._directory import default_directory
 from ._index import IndexReader
 from ._layout import StoreHeaderDescriptor as H
 from ._local_writes import LocalWrites
 from ._mapping import STORE_FILE_NAME, check_directory, open_mapping
 from ._pins import ClientSlot
+from .daemon import connect_or_start
 from .errors import (ArgumentTypeError, BadRequestError, ClientClosedError, DaemonNotRunningError,
                      ObjectMissingError, ProtocolError, StoreNotFoundError, ViewReleasedError)
 from .ids import ObjectId, as_id
 from .objects import ObjectInfo, ObjectView, ObjectWriter, StoreStats
 
-DIR_ENV_NAME = "DEPOT_DIR"
-
 _clients = weakref.WeakSet()
-
-
-def default_directory():
-    """``$DEPOT_DIR``, else ``/dev/shm/depot-$USER`` (as the Java client)."""
-    env = os.environ.get(DIR_ENV_NAME, "").strip()
-    if env:
-        return env
-    return os.path.join("/dev/shm", "depot-" + getpass.getuser())
 
 
 def connect(dir=None, start=False, capacity=None, detach=False, spill_dir=None, max_clients=None, max_objects=None):
@@ -48,8 +39,7 @@ def connect(dir=None, start=False, capacity=None, detach=False, spill_dir=None, 
     ``max_clients`` and ``max_objects`` go to that daemon as ``depot.start()`` takes them."""
     directory = dir if dir is not None else default_directory()
     if start:
-        from .daemon import connect_or_start
-        return connect_or_start(directory, capacity, detach, spill_dir, max_clients, max_objects)
+        return connect_or_start(Client, directory, capacity, detach, spill_dir, max_clients, max_objects)
     if spill_dir is not None or max_clients is not None or max_objects is not None:
         raise ValueError("spill_dir, max_clients and max_objects shape a daemon this call starts: pass start=True")
     return Client(directory)

@@ -29,6 +29,8 @@ import threading
 import time
 from urllib.parse import unquote, urlparse
 
+from ._connection import Connection
+from ._directory import default_directory
 from .errors import DaemonNotRunningError, DepotError
 
 __all__ = ["Daemon", "DaemonStartError", "connect_or_start", "find_java", "find_launcher", "parse_size", "start"]
@@ -296,12 +298,14 @@ class Daemon:
 
 def _serving(directory):
     """The pid of the daemon serving ``directory``, or 0 (by connecting to its socket)."""
-    from .client import Client
     try:
-        with Client(directory) as c:
-            return c.daemon_pid
+        conn = Connection(directory)
     except DaemonNotRunningError:
         return 0
+    try:
+        return conn.welcome.daemon_pid
+    finally:
+        conn.close()
 
 
 def start(dir=None, capacity=DEFAULT_CAPACITY, spill_dir=None, detach=False, keep=False, log=None,
@@ -342,7 +346,6 @@ def start(dir=None, capacity=DEFAULT_CAPACITY, spill_dir=None, detach=False, kee
         No JDK 25, no built launcher, a store that does not fit, a daemon serving ``dir`` already, or a
         daemon that failed to start (with its last log lines).
     """
-    from .client import default_directory
     directory = os.path.abspath(os.fspath(dir if dir is not None else default_directory()))
     limits = _store_limits(max_clients, max_objects)
     with _StartLock(directory):
@@ -468,22 +471,24 @@ def _failed(directory, lines):
     return DaemonStartError("the daemon for %s exited with status %s before serving: %s" % (directory, status, detail))
 
 
-def connect_or_start(directory, capacity=None, detach=False, spill_dir=None, max_clients=None, max_objects=None):
-    """A client of the daemon serving ``directory``, starting one (stopped when this process exits, unless
-    ``detach``) when none serves, with ``capacity``, ``spill_dir``, ``max_clients`` and ``max_objects`` as
-    ``start()`` takes them. Safe to call from several processes at once: one daemon starts, the others
-    attach (to the daemon and store as they are: the options only shape a daemon and store started here)."""
-    from .client import Client
+def connect_or_start(connect, directory, capacity=None, detach=False, spill_dir=None, max_clients=None,
+                     max_objects=None):
+    """``connect(directory)``, a client of the daemon serving ``directory``, starting one (stopped when this
+    process exits, unless ``detach``) when none serves, with ``capacity``, ``spill_dir``, ``max_clients`` and
+    ``max_objects`` as ``start()`` takes them. Safe to call from several processes at once: one daemon starts,
+    the others attach (to the daemon and store as they are: the options only shape a daemon and store started
+    here). ``depot.connect(start=True)`` passes ``depot.Client`` as ``connect``, which raises
+    ``DaemonNotRunningError`` when no daemon serves; this module does not import the client."""
     limits = _store_limits(max_clients, max_objects)
     try:
-        return Client(directory)
+        return connect(directory)
     except DaemonNotRunningError:
         pass
     with _StartLock(directory):
         try:
-            return Client(directory)  # another process started one while this one waited for the lock
+            return connect(directory)  # another process started one while this one waited for the lock
         except DaemonNotRunningError:
             pass
         _start_locked(os.path.abspath(directory), parse_size(capacity or DEFAULT_CAPACITY), spill_dir, detach, False,
                       None, START_TIMEOUT, limits)
-    return Client(directory)
+    return connect(directory)

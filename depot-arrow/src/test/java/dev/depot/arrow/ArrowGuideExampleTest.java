@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.depot.client.DepotClient;
 import dev.depot.client.testing.ChildJvm;
+import dev.depot.client.testing.ClientStores;
 import dev.depot.client.testing.DocExamples;
 import dev.depot.client.testing.TempStore;
 import java.util.Map;
@@ -14,7 +15,7 @@ class ArrowGuideExampleTest {
     @Test
     void shouldStoreTwoBatchesAndReadThemBackInPlace() throws Exception {
         try (TempStore temp = new TempStore();
-             DepotClient depot = DepotClient.wrap(temp.create(16 << 20));
+             DepotClient depot = ClientStores.over(temp.create(16 << 20));
              ChildJvm example = ChildJvm.startSource(Map.of("DEPOT_DIR", temp.dir().toString()),
                  DocExamples.path("ArrowBatches.java"))) {
             example.awaitLine("stored ", 120);

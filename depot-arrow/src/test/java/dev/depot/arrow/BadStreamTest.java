@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectId;
 import dev.depot.client.ObjectView;
+import dev.depot.client.testing.ClientStores;
 import dev.depot.client.testing.TempStore;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
@@ -39,7 +40,7 @@ class BadStreamTest {
     @BeforeEach
     void setUp() {
         temp = new TempStore();
-        depot = DepotClient.wrap(temp.create(64 << 20));
+        depot = ClientStores.over(temp.create(64 << 20));
         allocator = new RootAllocator(ALLOCATOR_LIMIT);
     }
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectId;
 import dev.depot.client.ObjectView;
+import dev.depot.client.testing.ClientStores;
 import dev.depot.client.testing.TempStore;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
@@ -25,7 +26,7 @@ class DepotArrowTest {
     @BeforeEach
     void setUp() {
         temp = new TempStore();
-        depot = DepotClient.wrap(temp.create(16 << 20));
+        depot = ClientStores.over(temp.create(16 << 20));
         allocator = new RootAllocator();
     }
 

@@ -3,6 +3,7 @@ package dev.depot.bench;
 import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectId;
 import dev.depot.client.ObjectWriter;
+import dev.depot.client.internal.StoreClients;
 import dev.depot.core.index.IndexEntryDescriptor;
 import dev.depot.core.memory.Atomics;
 import dev.depot.core.store.StoreHeaderDescriptor;
@@ -156,7 +157,8 @@ final class AllocBench implements Benchmark {
 
     /** The store's eviction counter, read from its header (the full {@code stats()} scans the index). */
     private static long evictionCount(DepotClient client) {
-        return Atomics.getLongVolatile(client.store().header(), StoreHeaderDescriptor.EVICTION_COUNT_OFFSET);
+        MemorySegment header = StoreClients.storeOf(client).header();
+        return Atomics.getLongVolatile(header, StoreHeaderDescriptor.EVICTION_COUNT_OFFSET);
     }
 
     /**
@@ -167,7 +169,7 @@ final class AllocBench implements Benchmark {
      */
     private static long forgetEvicted(DepotClient client, List<ObjectId> ids, List<Long> lengths) {
         long live = 0;
-        var index = client.store().index();
+        var index = StoreClients.storeOf(client).index();
         for (int k = ids.size() - 1; k >= 0; k--) {
             MemorySegment w = MemorySegment.ofArray(ids.get(k).toBytes());
             if (index.findSealed(w.get(LONG_LE, 0), w.get(LONG_LE, IndexEntryDescriptor.ID_W1_POSITION),

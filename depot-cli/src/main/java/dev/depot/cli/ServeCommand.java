@@ -5,7 +5,6 @@ import dev.depot.core.store.StoreLayout;
 import dev.depot.errors.DepotException;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
-import dev.depot.server.metrics.DepotMetrics;
 import dev.depot.server.metrics.MetricsServer;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
@@ -77,7 +76,7 @@ final class ServeCommand extends StoreCommand {
         MetricsServer metricsServer;
         try {
             metricsServer = metricsAddress == null ? null
-                : MetricsServer.start(metricsAddress, DepotMetrics.sourceOf(server));
+                : MetricsServer.start(metricsAddress, server.metricsSource());
         } catch (RuntimeException e) {
             server.close();
             throw e;

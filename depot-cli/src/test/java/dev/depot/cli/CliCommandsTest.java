@@ -10,8 +10,10 @@ import dev.depot.client.ObjectId;
 import dev.depot.client.ObjectView;
 import dev.depot.client.WriterIdDescriptor;
 import dev.depot.client.testing.ChildJvm;
+import dev.depot.client.testing.ClientStores;
 import dev.depot.client.testing.Eventually;
 import dev.depot.client.testing.TempStore;
+import dev.depot.core.store.Store;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
 import java.io.IOException;
@@ -77,7 +79,8 @@ class CliCommandsTest {
     @Test
     void shouldPrintASealAsAJsonLineInWatch() throws Exception {
         var watch = java.util.concurrent.CompletableFuture.supplyAsync(() -> depot.run("watch", "--json", "--count", "2"));
-        Eventually.await("depot watch subscribing", () -> server.client().store().subscriberCount() > 0);
+        Store store = ClientStores.storeOf(server.client());
+        Eventually.await("depot watch subscribing", () -> store.subscriberCount() > 0);
         ObjectId id = ObjectId.of("watched");
         server.client().put(id, new byte[123]);
         server.client().delete(id);
@@ -89,7 +92,7 @@ class CliCommandsTest {
         assertTrue(lines.get(0).matches("\\{\"time\":\"[0-9T:.-]+Z\",\"event\":\"sealed\",\"id\":\"" + id.toHex()
             + "\",\"size_bytes\":123,\"metadata_bytes\":0,\"pid\":" + pid + "}"), lines.get(0));
         assertTrue(lines.get(1).contains("\"event\":\"deleted\",\"id\":\"" + id.toHex() + "\""), lines.get(1));
-        assertEquals(0, server.client().store().subscriberCount(), "watch gave its subscriber slot back");
+        assertEquals(0, store.subscriberCount(), "watch gave its subscriber slot back");
         assertEquals(2, depot.run("watch", "--count", "0").status());
     }
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectId;
+import dev.depot.client.testing.ClientStores;
 import dev.depot.client.testing.TempStore;
 import dev.depot.core.index.IndexEntryDescriptor;
 import dev.depot.core.index.ObjectIndex;
@@ -50,7 +51,7 @@ class DoctorScaleTest {
     void shouldFindTheOverlapAndTheBlockOutsideTheHeapAmongAHundredThousandObjects() throws Exception {
         try (TempStore temp = new TempStore()) {
             StoreLayout layout = StoreLayout.forCapacity(64 << 20, 8, 16, INDEX_SLOTS);
-            try (DepotClient depot = DepotClient.wrap(temp.create(layout))) {
+            try (DepotClient depot = ClientStores.over(temp.create(layout))) {
                 byte[] data = new byte[64];
                 for (long n = 0; n < OBJECTS; n++) {
                     depot.put(id(n), data);

@@ -68,6 +68,7 @@ public final class DepotClient implements AutoCloseable {
      */
     private static final long MAX_SPIN_BEFORE_SLEEP_NANOS = 200_000;
 
+    /** Read by {@code dev.depot.client.internal.StoreClients} through a private lookup: keep its name and type. */
     private final Store store;
     private final Set<ObjectWriter> openWriters = ConcurrentHashMap.newKeySet();
     private final Set<Subscription> openSubscriptions = ConcurrentHashMap.newKeySet();
@@ -87,6 +88,10 @@ public final class DepotClient implements AutoCloseable {
 
     private final AutoCloseable owner;
 
+    /**
+     * Also called by {@code dev.depot.client.internal.StoreClients} through a private lookup, for the daemon and the
+     * tools (clients over a store their own process opened): keep its parameters.
+     */
     private DepotClient(Store store, AutoCloseable owner) {
         this.store = store;
         this.owner = owner;
@@ -115,26 +120,8 @@ public final class DepotClient implements AutoCloseable {
         }
     }
 
-    /** Wraps an already opened store (used by the embedded daemon). Not API: {@code Store} is internal. */
-    @SuppressWarnings("exports")
-    public static DepotClient wrap(Store store) {
-        return new DepotClient(store, null);
-    }
-
-    /** Wraps an already opened store; {@code owner} is closed before the store (the embedded daemon). Not API. */
-    @SuppressWarnings("exports")
-    public static DepotClient wrap(Store store, AutoCloseable owner) {
-        return new DepotClient(store, owner);
-    }
-
     public Path directory() {
         return store.directory();
-    }
-
-    /** The underlying store, for the daemon and tools. Not API: {@code Store} is not exported from its module. */
-    @SuppressWarnings("exports")
-    public Store store() {
-        return store;
     }
 
     /** Creates an object of {@code size} bytes with no metadata. */

@@ -2,6 +2,7 @@ package dev.depot.client;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import dev.depot.client.testing.ClientStores;
 import dev.depot.client.testing.TempStore;
 import dev.depot.core.store.Store;
 import dev.depot.errors.ObjectExistsException;
@@ -22,7 +23,7 @@ class DepotClientTest {
     void setUp() {
         temp = new TempStore();
         Store store = temp.create(1 << 20);
-        depot = DepotClient.wrap(store);
+        depot = ClientStores.over(store);
     }
 
     @AfterEach

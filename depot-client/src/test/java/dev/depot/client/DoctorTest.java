@@ -2,6 +2,7 @@ package dev.depot.client;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import dev.depot.client.testing.ClientStores;
 import dev.depot.client.testing.TempStore;
 import dev.depot.core.clients.ClientTableDescriptor;
 import dev.depot.core.index.IndexEntryDescriptor;
@@ -18,7 +19,7 @@ class DoctorTest {
     @Test
     void shouldDropCorruptEntryRebuildHeapAndKeepTheRest() throws Exception {
         try (TempStore temp = new TempStore()) {
-            try (DepotClient depot = DepotClient.wrap(temp.create(1 << 20))) {
+            try (DepotClient depot = ClientStores.over(temp.create(1 << 20))) {
                 depot.put(ObjectId.of("good"), new byte[] {1, 2, 3});
                 depot.put(ObjectId.of("bad"), new byte[100]);
             }
@@ -61,7 +62,7 @@ class DoctorTest {
 
     /** Puts three objects and corrupts each in one of the ways recovery drops; returns their index slots. */
     private static int[] corruptThree(TempStore temp) throws Exception {
-        try (DepotClient depot = DepotClient.wrap(temp.create(1 << 20))) {
+        try (DepotClient depot = ClientStores.over(temp.create(1 << 20))) {
             depot.put(ObjectId.of("good"), new byte[] {1, 2, 3});
             for (String name : new String[] {"huge", "far", "odd"}) {
                 depot.put(ObjectId.of(name), new byte[100]);
@@ -134,7 +135,7 @@ class DoctorTest {
     @Test
     void shouldRepairNothingOnAHealthyStore() throws Exception {
         try (TempStore temp = new TempStore()) {
-            try (DepotClient depot = DepotClient.wrap(temp.create(1 << 20))) {
+            try (DepotClient depot = ClientStores.over(temp.create(1 << 20))) {
                 depot.put(ObjectId.of("good"), new byte[] {1, 2, 3});
             }
             Doctor.Report repair = Doctor.examine(temp.dir(), true);

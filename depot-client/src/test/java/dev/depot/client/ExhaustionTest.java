@@ -2,6 +2,7 @@ package dev.depot.client;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import dev.depot.client.testing.ClientStores;
 import dev.depot.client.testing.TempStore;
 import dev.depot.core.store.StoreLayout;
 import dev.depot.errors.ErrorCode;
@@ -15,7 +16,7 @@ import org.junit.jupiter.api.Test;
 class ExhaustionTest {
     @Test
     void shouldRefuseCreateWhenEveryObjectIsPinnedAndRecoverAfterRelease() {
-        try (TempStore temp = new TempStore(); DepotClient depot = DepotClient.wrap(temp.create(1 << 20))) {
+        try (TempStore temp = new TempStore(); DepotClient depot = ClientStores.over(temp.create(1 << 20))) {
             List<ObjectView> pinned = new ArrayList<>();
             for (int i = 0; i < 7; i++) {
                 depot.put(ObjectId.of("o" + i), new byte[128 * 1024]);
@@ -38,7 +39,7 @@ class ExhaustionTest {
     @Test
     void shouldRefuseClientsBeyondTheTableAndAdmitTheNextOnceOneLeaves() {
         try (TempStore temp = new TempStore();
-             DepotClient first = DepotClient.wrap(temp.create(StoreLayout.forCapacity(1 << 20, 2, 16, 0)))) {
+             DepotClient first = ClientStores.over(temp.create(StoreLayout.forCapacity(1 << 20, 2, 16, 0)))) {
             DepotClient second = DepotClient.open(temp.dir());
             var e = assertThrows(ResourceLimitException.class, () -> DepotClient.open(temp.dir()));
             assertEquals(ErrorCode.TOO_MANY_CLIENTS, e.code());
@@ -54,7 +55,7 @@ class ExhaustionTest {
     @Test
     void shouldRefuseMorePinsThanAClientMayHold() {
         try (TempStore temp = new TempStore();
-             DepotClient depot = DepotClient.wrap(temp.create(StoreLayout.forCapacity(1 << 20, 4, 4, 0)))) {
+             DepotClient depot = ClientStores.over(temp.create(StoreLayout.forCapacity(1 << 20, 4, 4, 0)))) {
             depot.put(ObjectId.of("x"), new byte[1]);
             List<ObjectView> views = new ArrayList<>();
             for (int i = 0; i < 4; i++) {

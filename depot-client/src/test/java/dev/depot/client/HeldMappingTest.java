@@ -2,6 +2,7 @@ package dev.depot.client;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import dev.depot.client.testing.ClientStores;
 import dev.depot.client.testing.TempStore;
 import java.lang.foreign.ValueLayout;
 import org.junit.jupiter.api.Test;
@@ -13,7 +14,7 @@ class HeldMappingTest {
 
     @Test
     void shouldKeepPinAndMappingOfHeldViewAfterClientClose() {
-        try (TempStore temp = new TempStore(); DepotClient observer = DepotClient.wrap(temp.create(1 << 20))) {
+        try (TempStore temp = new TempStore(); DepotClient observer = ClientStores.over(temp.create(1 << 20))) {
             ObjectId id = ObjectId.of("held");
             observer.put(id, new byte[] {1, 2, 3, 4, 5, 6, 7, 8});
             DepotClient client = DepotClient.open(temp.dir());
@@ -33,7 +34,7 @@ class HeldMappingTest {
 
     @Test
     void shouldReleaseUnheldViewsAtCloseButKeepHeldOnes() {
-        try (TempStore temp = new TempStore(); DepotClient observer = DepotClient.wrap(temp.create(1 << 20))) {
+        try (TempStore temp = new TempStore(); DepotClient observer = ClientStores.over(temp.create(1 << 20))) {
             ObjectId a = ObjectId.of("a");
             ObjectId b = ObjectId.of("b");
             observer.put(a, new byte[8]);

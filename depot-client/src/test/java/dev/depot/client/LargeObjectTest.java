@@ -2,6 +2,7 @@ package dev.depot.client;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import dev.depot.client.testing.ClientStores;
 import dev.depot.client.testing.TempStore;
 import java.lang.foreign.ValueLayout;
 import org.junit.jupiter.api.Test;
@@ -11,7 +12,7 @@ class LargeObjectTest {
     @Test
     void shouldStoreObjectLargerThanTwoGiB() {
         long size = (2L << 30) + (256L << 20);
-        try (TempStore temp = new TempStore(); DepotClient depot = DepotClient.wrap(temp.create(size + (1 << 20)))) {
+        try (TempStore temp = new TempStore(); DepotClient depot = ClientStores.over(temp.create(size + (1 << 20)))) {
             ObjectId id = ObjectId.of("big");
             try (ObjectWriter w = depot.create(id, size)) {
                 assertEquals(size, w.size());

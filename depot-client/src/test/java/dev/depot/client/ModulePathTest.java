@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code dev.depot.client} as a JPMS module: a small program module that {@code requires dev.depot.client}
  * compiles and runs on the module path (put, get, and an exception from {@code dev.depot.errors}), while one
- * that imports the store's internals does not compile.
+ * that uses the store's internals, or the client's package for the daemon and tools, does not compile.
  */
 class ModulePathTest {
     private static final String MODULE_INFO = """
@@ -59,6 +59,7 @@ class ModulePathTest {
 
         public class Sneaky {
             dev.depot.core.store.Store store;
+            dev.depot.client.internal.StoreClients clients;
         }
         """;
 
@@ -96,6 +97,7 @@ class ModulePathTest {
             src.resolve("example/Sneaky.java"));
         assertFalse(errors.isEmpty(), "a program compiled against dev.depot.core.store");
         assertTrue(errors.contains("dev.depot.core.store") && errors.contains("not visible"), errors);
+        assertTrue(errors.contains("dev.depot.client.internal"), errors);
     }
 
     /** Compiles {@code sources} into {@code out} with the JDK's javac; returns the diagnostics, empty when it compiled. */

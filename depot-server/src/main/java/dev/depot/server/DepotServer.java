@@ -5,14 +5,18 @@ import static dev.depot.core.store.StoreHeaderDescriptor.DAEMON_STARTS_OFFSET;
 import static dev.depot.core.store.StoreHeaderDescriptor.HEARTBEAT_OFFSET;
 
 import dev.depot.client.DepotClient;
+import dev.depot.client.StoreStats;
+import dev.depot.client.internal.StoreClients;
 import dev.depot.core.clients.ClientTableDescriptor;
 import dev.depot.core.clients.ClientWatch;
 import dev.depot.core.memory.Atomics;
+import dev.depot.core.store.OperationCounts;
 import dev.depot.core.store.Store;
 import dev.depot.core.store.StoreFile;
 import dev.depot.core.store.StoreLayout;
 import dev.depot.core.sys.ProcessIdentity;
 import dev.depot.errors.DepotException;
+import dev.depot.server.metrics.DepotMetrics;
 import dev.depot.server.metrics.ProtocolCounters;
 import dev.depot.server.protocol.ControlServer;
 import dev.depot.server.spill.Spiller;
@@ -60,7 +64,7 @@ public final class DepotServer implements AutoCloseable {
     private DepotServer(ServerConfig config, Store store, Consumer<String> log) throws IOException {
         this.config = config;
         this.store = store;
-        this.client = DepotClient.wrap(store);
+        this.client = StoreClients.over(store, null);
         this.log = log;
         claimDaemonRole();
         List<String> problems = store.recover();
@@ -72,7 +76,7 @@ public final class DepotServer implements AutoCloseable {
         heartbeat();
         this.spiller = config.spillDirectory() == null ? null
             : Spiller.start(store, config.spillDirectory(), config.spillLimit(), log);
-        this.control = config.controlSocket() ? ControlServer.start(this, log) : null;
+        this.control = config.controlSocket() ? ControlServer.start(store, client, protocolCounters, log) : null;
         this.reaper = Thread.ofPlatform().daemon().name("depot-reaper").start(this::reapLoop);
     }
 
@@ -114,7 +118,7 @@ public final class DepotServer implements AutoCloseable {
             }
             throw e;
         }
-        return DepotClient.wrap(server.store, server::stopServing);
+        return StoreClients.over(server.store, server::stopServing);
     }
 
     private static Store openOrCreate(ServerConfig config, Consumer<String> log) {
@@ -274,9 +278,39 @@ public final class DepotServer implements AutoCloseable {
         return protocolCounters;
     }
 
-    /** The control server, or null when the control socket is off. */
-    public ControlServer controlServer() {
-        return control;
+    /** The figures the metrics endpoint serves: this daemon's store, its control server and its counters. */
+    public DepotMetrics.Source metricsSource() {
+        return new DepotMetrics.Source() {
+            @Override
+            public StoreStats stats() {
+                return client.stats();
+            }
+
+            @Override
+            public int openSessions() {
+                return control == null ? 0 : control.connectionCount();
+            }
+
+            @Override
+            public long sessionsOpened() {
+                return control == null ? 0 : control.acceptedCount();
+            }
+
+            @Override
+            public ProtocolCounters protocol() {
+                return protocolCounters;
+            }
+
+            @Override
+            public OperationCounts operations() {
+                return store.operationCounts();
+            }
+
+            @Override
+            public int subscribers() {
+                return store.subscriberCount();
+            }
+        };
     }
 
     public Path directory() {

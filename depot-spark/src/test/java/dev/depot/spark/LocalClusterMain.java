@@ -3,6 +3,7 @@ package dev.depot.spark;
 import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectId;
 import dev.depot.client.ObjectView;
+import dev.depot.client.testing.ClientStores;
 import dev.depot.core.clients.ClientTable;
 import dev.depot.core.sys.ProcessIdentity;
 import java.io.File;
@@ -107,7 +108,7 @@ public final class LocalClusterMain {
             }
             meet(client, "pinned", task);  // both tasks hold the object pinned from here ...
             TreeSet<Integer> pinning = new TreeSet<>();
-            ClientTable clients = client.store().clients();
+            ClientTable clients = ClientStores.storeOf(client).clients();
             clients.forEachPin((slot, record) -> pinning.add(ProcessIdentity.pidOf(clients.identity(slot))));
             meet(client, "looked", task);  // ... to here, when both have looked
             return "task " + ProcessHandle.current().pid() + " " + part.objectId() + " " + sum + " "

@@ -4,6 +4,7 @@ import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectInfo;
 import dev.depot.client.ObjectState;
 import dev.depot.client.StoreStats;
+import dev.depot.client.internal.StoreClients;
 import dev.depot.core.store.ScratchDirectory;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
@@ -172,6 +173,6 @@ public final class Overlap {
                 problems.add("object " + o.id() + " left in state " + o.state() + " with " + o.pinCount() + " pins");
             }
         }
-        depot.store().recover().forEach(p -> problems.add("recovery found: " + p));
+        StoreClients.storeOf(depot).recover().forEach(p -> problems.add("recovery found: " + p));
     }
 }

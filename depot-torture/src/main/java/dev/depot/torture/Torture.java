@@ -7,6 +7,7 @@ import dev.depot.client.ObjectState;
 import dev.depot.client.ObjectView;
 import dev.depot.client.ObjectWriter;
 import dev.depot.client.StoreStats;
+import dev.depot.client.internal.StoreClients;
 import dev.depot.core.heap.HeapBlockDescriptor;
 import dev.depot.core.store.ScratchDirectory;
 import dev.depot.server.DepotServer;
@@ -275,7 +276,7 @@ public final class Torture {
 
     /** What is registered and should not be, or null. */
     private String unreclaimed() {
-        var clients = depot.store().clients();
+        var clients = StoreClients.storeOf(depot).clients();
         int registered = 0;
         StringBuilder dead = new StringBuilder();
         for (int c = 0; c < clients.maxClients(); c++) {
@@ -312,7 +313,7 @@ public final class Torture {
 
     /** The registered client slots, each as {@code slot:pid(alive|dead)}, and whose processes they are. */
     private String registeredSlots() {
-        var clients = depot.store().clients();
+        var clients = StoreClients.storeOf(depot).clients();
         StringBuilder out = new StringBuilder();
         for (int c = 0; c < clients.maxClients(); c++) {
             long identity = clients.identity(c);
@@ -387,7 +388,7 @@ public final class Torture {
         if (s.evictionCount() != 0) {
             problems.add("objects were evicted (" + s.evictionCount() + "): the torture store is too small");
         }
-        List<String> recovery = depot.store().recover();
+        List<String> recovery = StoreClients.storeOf(depot).recover();
         recovery.forEach(p -> problems.add("recovery found: " + p));
         if (depot.stats().usedBytes() != s.usedBytes()) {
             problems.add("heap metadata disagreed with the index: used " + s.usedBytes() + " before a rebuild, "

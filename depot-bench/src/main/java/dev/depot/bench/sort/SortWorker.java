@@ -1,6 +1,7 @@
 package dev.depot.bench.sort;
 
 import dev.depot.client.DepotClient;
+import dev.depot.client.internal.StoreClients;
 import dev.depot.shuffle.Shuffle;
 import dev.depot.shuffle.ShuffleReader;
 import dev.depot.shuffle.ShuffleWriter;
@@ -147,7 +148,7 @@ public final class SortWorker {
             // partition will be. A first touch through a new mapping costs microseconds per page here; in the
             // timed part it would be counted against Depot, and a long-lived store's heap is touched once per
             // process.
-            result.put("touched_pages", preTouch ? client.store().preTouchHeap() : 0);
+            result.put("touched_pages", preTouch ? StoreClients.storeOf(client).preTouchHeap() : 0);
             // The same warm-up as the single process's (WarmUp says why).
             if (warmUp) {
                 result.put("warmup_checksum", WarmUp.run(type, specials));

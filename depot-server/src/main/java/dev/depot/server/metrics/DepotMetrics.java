@@ -2,8 +2,6 @@ package dev.depot.server.metrics;
 
 import dev.depot.client.StoreStats;
 import dev.depot.core.store.OperationCounts;
-import dev.depot.server.DepotServer;
-import dev.depot.server.protocol.ControlServer;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot.CounterDataPointSnapshot;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
@@ -20,7 +18,8 @@ import java.util.Map;
  * The daemon's figures as Prometheus metric snapshots, taken at each scrape: the store's figures from shared
  * memory ({@link StoreStats}, the same numbers as {@code depot stat --json}), and what the control protocol
  * served ({@link ProtocolCounters}). The names are listed in {@code docs/CLI.md}; counters get their
- * {@code _total} suffix from the text format writer.
+ * {@code _total} suffix from the text format writer. A running daemon gives its {@link Source} with
+ * {@code DepotServer.metricsSource()}.
  */
 public final class DepotMetrics {
     /** What one scrape reads. */
@@ -36,53 +35,18 @@ public final class DepotMetrics {
         ProtocolCounters protocol();
 
         /** Every client's operations, in-process ones included (the client slots' counters). */
+        @SuppressWarnings("exports")  // core's record: the daemon implements Source, and core exports it to the CLI
         OperationCounts operations();
 
         /** Subscribers to the store's object events now. */
         int subscribers();
     }
 
-    /** The figures of a running daemon: its store, its control server (none: no sessions) and its counters. */
-    public static Source sourceOf(DepotServer server) {
-        return new Source() {
-            @Override
-            public StoreStats stats() {
-                return server.client().stats();
-            }
-
-            @Override
-            public int openSessions() {
-                ControlServer c = server.controlServer();
-                return c == null ? 0 : c.connectionCount();
-            }
-
-            @Override
-            public long sessionsOpened() {
-                ControlServer c = server.controlServer();
-                return c == null ? 0 : c.acceptedCount();
-            }
-
-            @Override
-            public ProtocolCounters protocol() {
-                return server.protocolCounters();
-            }
-
-            @Override
-            public OperationCounts operations() {
-                return server.client().store().operationCounts();
-            }
-
-            @Override
-            public int subscribers() {
-                return server.client().store().subscriberCount();
-            }
-        };
-    }
-
     private DepotMetrics() {
     }
 
-    public static MetricSnapshots snapshot(Source source) {
+    /** The metrics of one scrape (for {@link MetricsServer}). */
+    static MetricSnapshots snapshot(Source source) {
         StoreStats s = source.stats();
         ProtocolCounters p = source.protocol();
         List<MetricSnapshot> m = new ArrayList<>();

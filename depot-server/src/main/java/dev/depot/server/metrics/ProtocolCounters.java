@@ -32,6 +32,10 @@ public final class ProtocolCounters {
     private final LongAdder waits = new LongAdder();
     private final LongAdder wakeups = new LongAdder();
 
+    /** Counters at zero, for a daemon that starts serving. */
+    public ProtocolCounters() {
+    }
+
     /**
      * A request of {@code typeName} (as in {@code docs/PROTOCOL.md}, e.g. {@code GET}) arrived. A type the
      * protocol does not have ({@code "type N"}) counts as {@code unknown}, so bad input cannot grow the label set.

@@ -10,6 +10,7 @@ import dev.depot.client.ObjectId;
 import dev.depot.client.ObjectInfo;
 import dev.depot.client.ObjectView;
 import dev.depot.client.ObjectWriter;
+import dev.depot.client.internal.StoreClients;
 import dev.depot.core.store.Store;
 import dev.depot.errors.DepotException;
 import dev.depot.errors.ErrorCode;
@@ -183,7 +184,7 @@ final class Connection implements Runnable {
      */
     private DepotClient session() {
         if (session == null) {
-            session = DepotClient.wrap(context.client().store().openSession(ClientTableDescriptor.KIND_PYTHON));
+            session = StoreClients.session(context.store(), ClientTableDescriptor.KIND_PYTHON);
         }
         return session;
     }

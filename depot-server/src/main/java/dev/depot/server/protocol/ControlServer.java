@@ -1,9 +1,9 @@
 package dev.depot.server.protocol;
 
 import dev.depot.client.DepotClient;
+import dev.depot.core.store.Store;
 import dev.depot.core.store.StoreFile;
 import dev.depot.core.store.StoreLayout;
-import dev.depot.server.DepotServer;
 import dev.depot.server.metrics.ProtocolCounters;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -57,18 +57,18 @@ public final class ControlServer implements AutoCloseable {
     private final Thread acceptor;
     private volatile boolean closing;
 
-    private ControlServer(DepotServer server, Consumer<String> log, Path socketPath, ServerSocketChannel channel)
-        throws IOException {
+    private ControlServer(Store store, DepotClient client, ProtocolCounters counters, Consumer<String> log,
+                          Path socketPath, ServerSocketChannel channel) throws IOException {
         this.socketPath = socketPath;
         this.serverChannel = channel;
-        DepotClient client = server.client();
-        MemorySegment mapping = client.store().header();
-        StoreLayout layout = client.store().layout();
+        MemorySegment mapping = store.header();
+        StoreLayout layout = store.layout();
         UserPrincipal owner = Files.getOwner(socketPath);
         this.waiter = new SealWaiter();
-        Path storeFile = StoreFile.fileIn(server.directory()).toAbsolutePath();
-        this.context = new Context(client, mapping, storeFile, fileKey(storeFile, "unix:dev"), fileKey(storeFile, "unix:ino"),
-            layout, (int) ProcessHandle.current().pid(), owner, waiter, server.protocolCounters(), log, () -> closing);
+        Path storeFile = StoreFile.fileIn(store.directory()).toAbsolutePath();
+        this.context = new Context(store, client, mapping, storeFile, fileKey(storeFile, "unix:dev"),
+            fileKey(storeFile, "unix:ino"), layout, (int) ProcessHandle.current().pid(), owner, waiter, counters, log,
+            () -> closing);
         this.acceptor = Thread.ofPlatform().daemon().name("depot-control-accept").start(this::acceptLoop);
     }
 
@@ -85,12 +85,16 @@ public final class ControlServer implements AutoCloseable {
     /**
      * Binds {@code DIR/depot.sock} and serves it. The caller is the store's daemon (it has claimed the role), so
      * a socket file found there was left by a dead daemon and is removed.
+     *
+     * @param store    the daemon's store: connections open their sessions on it
+     * @param client   the daemon's own client of it, for requests that leave nothing held
+     * @param counters where what is served is counted
      */
-    public static ControlServer start(DepotServer server, Consumer<String> log) {
-        Path socket = socketIn(server.directory());
+    public static ControlServer start(Store store, DepotClient client, ProtocolCounters counters, Consumer<String> log) {
+        Path socket = socketIn(store.directory());
         // Bound under a temporary name, made 0600, then renamed into place: no client ever sees a socket with
         // wider permissions.
-        Path bound = server.directory().resolve(SOCKET_NAME + ".tmp-" + ProcessHandle.current().pid());
+        Path bound = store.directory().resolve(SOCKET_NAME + ".tmp-" + ProcessHandle.current().pid());
         ServerSocketChannel channel = null;
         try {
             Files.deleteIfExists(bound);
@@ -98,7 +102,7 @@ public final class ControlServer implements AutoCloseable {
             channel.bind(UnixDomainSocketAddress.of(bound));
             Files.setPosixFilePermissions(bound, PosixFilePermissions.fromString("rw-------"));
             Files.move(bound, socket, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            return new ControlServer(server, log, socket, channel);
+            return new ControlServer(store, client, counters, log, socket, channel);
         } catch (IOException e) {
             closeQuietly(channel);
             try {
@@ -192,8 +196,8 @@ public final class ControlServer implements AutoCloseable {
     }
 
     /** What every connection needs from the server. */
-    record Context(DepotClient client, MemorySegment mapping, Path storeFile, long storeDevice, long storeInode,
-                   StoreLayout layout, int daemonPid,
+    record Context(Store store, DepotClient client, MemorySegment mapping, Path storeFile, long storeDevice,
+                   long storeInode, StoreLayout layout, int daemonPid,
                    UserPrincipal owner, SealWaiter waiter, ProtocolCounters counters, Consumer<String> log,
                    java.util.function.BooleanSupplier closingFlag) {
         boolean closing() {

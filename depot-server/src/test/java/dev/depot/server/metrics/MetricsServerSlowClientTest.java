@@ -59,7 +59,7 @@ class MetricsServerSlowClientTest {
 
     private MetricsServer metrics(Duration readTimeout, Duration writeTimeout, int maxConnections) {
         return MetricsServer.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
-            DepotMetrics.sourceOf(server), new MetricsServer.Limits(readTimeout, writeTimeout, maxConnections));
+            server.metricsSource(), new MetricsServer.Limits(readTimeout, writeTimeout, maxConnections));
     }
 
     @Test

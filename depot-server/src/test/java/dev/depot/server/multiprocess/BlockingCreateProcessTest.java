@@ -8,6 +8,7 @@ import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectId;
 import dev.depot.client.ObjectWriter;
 import dev.depot.client.testing.ChildJvm;
+import dev.depot.client.testing.ClientStores;
 import dev.depot.client.testing.TempStore;
 import dev.depot.core.memory.Atomics;
 import dev.depot.core.store.StoreHeaderDescriptor;
@@ -36,7 +37,7 @@ class BlockingCreateProcessTest {
                 depot.put(ObjectId.of("big"), new byte[(int) SIZE]);
                 System.out.println("put");
                 System.out.flush();
-                while (Atomics.getIntVolatile(depot.store().header(), StoreHeaderDescriptor.SPACE_WAITERS_OFFSET) == 0) {
+                while (Atomics.getIntVolatile(ClientStores.storeOf(depot).header(), StoreHeaderDescriptor.SPACE_WAITERS_OFFSET) == 0) {
                     Thread.onSpinWait();
                 }
                 depot.delete(ObjectId.of("big"));

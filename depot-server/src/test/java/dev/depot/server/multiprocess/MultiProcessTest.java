@@ -8,6 +8,7 @@ import dev.depot.client.ObjectState;
 import dev.depot.client.ObjectView;
 import dev.depot.client.StoreStats;
 import dev.depot.client.testing.ChildJvm;
+import dev.depot.client.testing.ClientStores;
 import dev.depot.client.testing.TempStore;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
@@ -166,7 +167,7 @@ class MultiProcessTest {
         StoreStats before = depot.stats();
         assertEquals(0, before.pinnedBytes());
         assertEquals(0, before.unsealedBytes());
-        assertTrue(depot.store().recover().isEmpty(), "index and heap agree");
+        assertTrue(ClientStores.storeOf(depot).recover().isEmpty(), "index and heap agree");
         assertEquals(before.usedBytes(), depot.stats().usedBytes(), "rebuilding the heap changes nothing");
         for (var o : depot.list()) {
             assertEquals(ObjectState.SEALED, o.state());

@@ -9,6 +9,7 @@ import dev.depot.client.ObjectEvent;
 import dev.depot.client.ObjectId;
 import dev.depot.client.Subscription;
 import dev.depot.client.testing.ChildJvm;
+import dev.depot.client.testing.ClientStores;
 import dev.depot.client.testing.TempStore;
 import dev.depot.core.notify.NotificationDescriptor;
 import dev.depot.server.DepotServer;
@@ -91,14 +92,14 @@ class NotificationProcessTest {
             DepotClient depot = server.client();
             try (ChildJvm watcher = ChildJvm.start(Watcher.class, temp.dir().toString(), "1")) {
                 watcher.awaitLine("subscribed", 60);
-                assertEquals(1, depot.store().subscriberCount());
+                assertEquals(1, ClientStores.storeOf(depot).subscriberCount());
                 depot.put(ObjectId.of("seen"), new byte[42]);
                 assertEquals("SEALED " + ObjectId.of("seen").toHex() + " 42 " + ProcessHandle.current().pid(),
                     watcher.awaitLine("SEALED", 60));
                 watcher.kill();
             }
             // The reaper runs every 100 ms.
-            Eventually.await("the dead subscriber's slot freed", () -> depot.store().subscriberCount() == 0);
+            Eventually.await("the dead subscriber's slot freed", () -> ClientStores.storeOf(depot).subscriberCount() == 0);
             List<Subscription> all = new ArrayList<>();
             for (int i = 0; i < NotificationDescriptor.SUBSCRIBERS; i++) {
                 all.add(depot.subscribe());

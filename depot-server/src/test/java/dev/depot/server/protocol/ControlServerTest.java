@@ -11,6 +11,7 @@ import dev.depot.client.DepotClient;
 import dev.depot.client.ObjectId;
 import dev.depot.client.ObjectView;
 import dev.depot.client.ObjectWriter;
+import dev.depot.client.testing.ClientStores;
 import dev.depot.client.testing.TempStore;
 import dev.depot.core.store.StoreFile;
 import dev.depot.errors.ErrorCode;
@@ -89,8 +90,8 @@ class ControlServerTest {
             assertEquals(((Number) Files.getAttribute(file, "unix:dev")).longValue(), w.storeDevice());
             assertEquals(((Number) Files.getAttribute(file, "unix:ino")).longValue(), w.storeInode());
             assertEquals(Files.size(StoreFile.fileIn(temp.dir())), w.fileLength());
-            assertEquals(local.store().layout().heapOffset(), w.heapOffset());
-            assertEquals(local.store().layout().heapLength(), w.heapLength());
+            assertEquals(ClientStores.storeOf(local).layout().heapOffset(), w.heapOffset());
+            assertEquals(ClientStores.storeOf(local).layout().heapLength(), w.heapLength());
             assertEquals(FrameDescriptor.MAX_BODY_LENGTH, w.maxBody());
             assertEquals(64 * 1024, w.maxMetadata());
             assertEquals(GET_MANY_MAX_IDS, w.maxGetMany());

@@ -11,7 +11,6 @@ import dev.depot.client.StoreStats;
 import dev.depot.client.testing.TempStore;
 import dev.depot.server.DepotServer;
 import dev.depot.server.ServerConfig;
-import dev.depot.server.metrics.DepotMetrics;
 import dev.depot.server.metrics.MetricsServer;
 import dev.depot.client.testing.Eventually;
 import java.io.IOException;
@@ -43,7 +42,7 @@ class MetricsEndpointTest {
         temp = new TempStore();
         server = DepotServer.start(ServerConfig.defaults().withDirectory(temp.dir()).withCapacity(CAPACITY), msg -> { });
         metrics = MetricsServer.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
-            DepotMetrics.sourceOf(server));
+            server.metricsSource());
     }
 
     @AfterEach
