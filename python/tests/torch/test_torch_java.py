@@ -22,8 +22,8 @@ def java(*args):
     executable, cp = java_executable(), class_path()
     if executable is None or cp is None:
         pytest.skip("needs a JDK 25 and the built Java modules")
-    out = subprocess.run([executable, "--enable-native-access=ALL-UNNAMED", "-cp", cp, TENSORS] + [str(a) for a in args],
-                         capture_output=True, text=True, timeout=180)
+    command = [executable, "--enable-native-access=ALL-UNNAMED", "-cp", cp, TENSORS] + [str(a) for a in args]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr[-3000:]
     return out.stdout.splitlines()
 
