@@ -3,7 +3,7 @@
 A decode allocates and frees sample-sized buffers among the small allocations of Python, torch and the client;
 glibc keeps the freed pages between live blocks resident, so a DataLoader worker that has decoded many samples
 holds pages for samples it no longer has. Once a decoded sample is in the store, ``SharedCache`` hands them back:
-the store's copy is then the only one. Elsewhere than glibc this does nothing.
+the store's copy is then the only one. Without glibc this does nothing.
 """
 
 import ctypes
