@@ -151,10 +151,17 @@ class BatchLoader:
     def __iter__(self):
         client = client_for(self.directory)
         refs = iter(self.loader)
+        finished = False
         try:
             for ref in refs:
                 yield read_batch(client, ref)
+            finished = True
         finally:
+            if not finished and self.loader.persistent_workers:
+                # Left early: the workers may still be writing batches of this epoch, which the next epoch's
+                # iterator would drop unread. The DataLoader keeps persistent workers in its iterator: without
+                # it they stop, and the next epoch starts new ones.
+                self.loader._iterator = None
             del refs  # the DataLoader's iterator stops its workers when it goes
-            if not self.loader.persistent_workers:
-                self.writer.discard(client)
+            if not (finished and self.loader.persistent_workers):
+                self.writer.discard(client)  # the workers are stopped: no batch of theirs is being written

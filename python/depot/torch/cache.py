@@ -11,6 +11,7 @@ from timeit import default_timer
 from .. import cache as shared_cache
 from ..client import default_directory
 from ..errors import DepotError
+from ._heap import release_free_heap
 from ._import import torch_module
 from .samples import pack
 
@@ -18,6 +19,9 @@ __all__ = ["SharedCache"]
 
 #: ``limit_bytes=None``: no limit of the cache's own; the store's capacity (and its LRU eviction) bounds it
 UNLIMITED = 1 << 62
+#: a worker gives its C heap's free pages back to the OS after this many decoded samples are in the store
+#: (``depot.torch._heap``: each return costs about as much as a small decode, so not after every one)
+TRIM_EVERY = 8
 
 
 def _default_namespace(dataset):
@@ -100,12 +104,22 @@ class SharedCache(torch_module().utils.data.Dataset):
             raise
         self.decoded += 1
         try:
-            self.cache.put(key, pack(sample), cost, claim=got)
+            stored = self.cache.put(key, pack(sample), cost, claim=got)
         except DepotError as e:
+            stored = False
             if not self._warned:
                 self._warned = True
                 warnings.warn("depot.torch.SharedCache returns samples uncached: the store cannot take them (%s)"
                               % e, RuntimeWarning, stacklevel=2)
+        if stored:
+            # The stored copy, not the decoded one: the decoded sample is freed now, not when its batch is
+            # collated, and its pages (and its decode's) go back to the OS: the store's copy is the only one.
+            found, value = self.cache.lookup(key)
+            if found:
+                del sample
+                if self.decoded % TRIM_EVERY == 0:
+                    release_free_heap()
+                return value
         return sample
 
     def clear(self):

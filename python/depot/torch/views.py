@@ -26,6 +26,9 @@ __all__ = ["NOT_WRITABLE_WARNING", "tensor_of_array", "tensor_over"]
 #: the start of torch's warning about tensors over read-only memory (see the module's docstring)
 NOT_WRITABLE_WARNING = "The given buffer is not writable"
 
+#: whether this process has made a tensor over read-only memory, the one time torch warns about it
+_warned = False
+
 
 def tensor_over(buffer, dtype, shape, offset=0):
     """A tensor of ``dtype`` and ``shape`` over ``buffer`` (a memoryview of an object's data) from byte
@@ -36,9 +39,14 @@ def tensor_over(buffer, dtype, shape, offset=0):
     count = math.prod(shape)
     if count == 0:
         return torch.empty(shape, dtype=dtype)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=NOT_WRITABLE_WARNING, category=UserWarning)
+    global _warned
+    if _warned or not getattr(buffer, "readonly", True):
         flat = torch.frombuffer(buffer, dtype=dtype, count=count, offset=offset)
+    else:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=NOT_WRITABLE_WARNING, category=UserWarning)
+            flat = torch.frombuffer(buffer, dtype=dtype, count=count, offset=offset)
+        _warned = True  # torch warns once per process; later calls skip the filter, ~15 % of a cache hit
     return flat.view(shape)
 
 

@@ -4,6 +4,8 @@ import collections
 import gc
 import os
 import sys
+import time
+import uuid
 
 import pytest
 
@@ -11,11 +13,12 @@ torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 
 import depot  # noqa: E402
-from depot.torch import BatchLoader, BatchWriter, read_batch  # noqa: E402
+from depot.torch import BatchLoader, BatchWriter, SharedCache, read_batch  # noqa: E402
+from depot.torch.batches import ID_TAG  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from torch_datasets import Recorded  # noqa: E402
+from torch_datasets import Recorded, check_batch  # noqa: E402
 
 Pair = collections.namedtuple("Pair", "x y")
 
@@ -90,3 +93,74 @@ def test_an_epoch_left_early_leaves_no_batch_behind(shared_daemon, tmp_path):
         loader_iter = None  # noqa: F841
         gc.collect()
         assert objects(c) == before
+
+
+def children(exclude):
+    """The pids of this process's child processes, but ``exclude``."""
+    kids = set()
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open("/proc/self/task/%s/children" % task) as f:
+                kids.update(int(p) for p in f.read().split())
+        except OSError:
+            pass
+    return kids - set(exclude)
+
+
+def settled(client, prefix=None, deadline=30):
+    """Waits (up to ``deadline`` seconds) until the store holds no object whose id starts with ``prefix``, no
+    object that is not sealed (a claim or batch of a stopped worker, which the daemon aborts) and no pin;
+    returns what is left when it does not."""
+    end = time.monotonic() + deadline
+    while True:
+        infos = client.list()
+        left = ([bytes(o.id).hex() for o in infos if prefix and bytes(o.id).startswith(prefix)],
+                [(bytes(o.id).hex(), o.state) for o in infos if o.state != "sealed"], client.stat().pinned_bytes)
+        if left == ([], [], 0) or time.monotonic() > end:
+            return left
+        time.sleep(0.05)
+
+
+def test_persistent_workers_left_early_leave_no_batch_pin_or_process(shared_daemon, tmp_path):
+    cached = SharedCache(Recorded(64, 64, str(tmp_path / "log")), dir=shared_daemon.dir, namespace=uuid.uuid4().hex)
+    loader = BatchLoader(cached, dir=shared_daemon.dir, batch_size=2, num_workers=2, prefetch_factor=4,
+                         persistent_workers=True)
+    daemon_pid = [shared_daemon.child.proc.pid]
+    with depot.connect(shared_daemon.dir) as c:
+        assert sorted(s for b in loader for s in check_batch(b)) == list(range(64))
+        assert len(children(daemon_pid)) == 2  # a whole epoch: the workers stay for the next
+        for i, batch in enumerate(loader):
+            check_batch(batch)
+            if i == 2:
+                break
+        del batch
+        gc.collect()
+        assert children(daemon_pid) == set(), "the workers of an epoch left early are stopped"
+        assert settled(c, loader.writer.prefix) == ([], [], 0)
+        assert sorted(s for b in loader for s in check_batch(b)) == list(range(64))  # with new workers
+        epoch = iter(loader)
+        check_batch(next(epoch))
+        del loader, epoch  # mid-epoch, the loader and its iterator dropped
+        gc.collect()
+        assert children(daemon_pid) == set()
+        assert settled(c, ID_TAG) == ([], [], 0)
+    cached.clear()
+
+
+def test_a_dataloader_of_persistent_workers_over_the_cache_deleted_mid_epoch_leaves_no_pin_or_process(
+        shared_daemon, tmp_path):
+    cached = SharedCache(Recorded(64, 64, str(tmp_path / "log")), dir=shared_daemon.dir, namespace=uuid.uuid4().hex)
+    loader = torch.utils.data.DataLoader(cached, batch_size=2, num_workers=2, prefetch_factor=4,
+                                         persistent_workers=True)
+    daemon_pid = [shared_daemon.child.proc.pid]
+    with depot.connect(shared_daemon.dir) as c:
+        for i, batch in enumerate(loader):
+            check_batch(batch)
+            if i == 2:
+                break
+        assert len(children(daemon_pid)) == 2
+        del loader, batch
+        gc.collect()
+        assert children(daemon_pid) == set()
+        assert settled(c) == ([], [], 0)  # no claim of a stopped worker left, no pin
+    cached.clear()

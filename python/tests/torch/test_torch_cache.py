@@ -1,6 +1,7 @@
 """depot.torch.SharedCache: samples decoded once for every DataLoader worker of every process on the node."""
 
 import os
+import platform
 import signal
 import subprocess
 import sys
@@ -41,8 +42,14 @@ def test_a_sample_is_decoded_once_and_read_back_as_views_of_the_store(shared_dae
     assert torch.equal(image, first[0]) and fields["label"] == 2 and fields["array"].tolist() == [2, -2]
     with depot.connect(shared_daemon.dir) as c:
         assert in_store(c, image)  # a view of the one copy, not a copy
+        assert in_store(c, first[0])  # the decoding worker, too, returns the stored copy
     assert not fields["array"].flags.writeable
     cached.clear()
+
+
+def test_the_c_heap_gives_its_free_pages_back_where_the_c_library_can():
+    from depot.torch._heap import release_free_heap
+    assert release_free_heap() == (platform.libc_ver()[0] == "glibc")
 
 
 def test_the_default_namespace_is_the_same_for_equal_datasets_and_differs_otherwise(shared_daemon, tmp_path):
