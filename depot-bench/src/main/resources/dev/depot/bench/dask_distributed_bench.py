@@ -17,8 +17,8 @@ Cases (2 worker processes of 1 thread each in every cluster):
   For each: the wall time and the peak of the summed PSS (proportional set size) of every process of the
   cluster (this process, which runs the scheduler and the client, the nannies, the workers) and of the Depot
   daemon, sampled every 100 ms with psutil. The *bound* is what one pass cannot go below: every row of the
-  frame live once (its bytes in pandas), plus the summed PSS of the same processes measured just before the
-  shuffle; each peak is reported as a ratio to it (target for Depot's shuffle: at most 1.15x). Also the bytes
+  frame live once (its bytes in pandas), plus the summed PSS of the same processes measured before the
+  cluster's first shuffle; each peak is reported as a ratio to it (target for Depot's shuffle: at most 1.15x). Also the bytes
   the workers wrote to TCP sockets and passed by id during the shuffle, and the bytes they wrote to disk (P2P
   keeps its shards in files, whose page cache no PSS counts).
 
@@ -270,10 +270,11 @@ def _allocated_bytes(path):
         return 0
 
 
-def dataframe_shuffle(client, nbytes, pids, method, store_file=None):
+def dataframe_shuffle(client, nbytes, pids, method, store_file=None, cluster_pss=None):
     """One shuffle of a DataFrame of about ``nbytes`` with ``method``: a dict of its wall seconds, the summed
     PSS of ``pids`` (and their descendants) before it and at its peak, the frame's bytes, the lower bound of
-    one pass's peak (the two summed), the bytes the workers sent over TCP, by id and to disk, and the bytes of
+    one pass's peak (the frame's bytes plus ``cluster_pss``, the processes' PSS before the cluster's first
+    shuffle; by default the PSS before this one), the bytes the workers sent over TCP, by id and to disk, and the bytes of
     RAM the Depot store file holds afterwards (the daemon reserves the store's whole capacity when it creates
     it: those pages are RAM whether or not a process maps them, so no PSS counts the ones none has touched)."""
     import depot.dask.dataframe  # noqa: F401  (adds the "depot" shuffle method)
@@ -285,9 +286,10 @@ def dataframe_shuffle(client, nbytes, pids, method, store_file=None):
         total = client.compute(out.value.sum()).result()
         seconds = time.perf_counter() - start
     assert np.isfinite(total)
-    bound = before + data_bytes
+    cluster_pss = before if cluster_pss is None else cluster_pss
+    bound = cluster_pss + data_bytes
     return {"seconds": seconds, "peak_pss_bytes": sampler.peak, "before_pss_bytes": before,
-            "data_bytes": data_bytes, "bound_bytes": bound, "peak_over_bound": sampler.peak / bound,
+            "cluster_pss_bytes": cluster_pss, "data_bytes": data_bytes, "bound_bytes": bound, "peak_over_bound": sampler.peak / bound,
             "tcp_bytes": traffic.tcp_bytes, "by_id_bytes": traffic.by_id_bytes, "disk_bytes": traffic.disk_bytes,
             "store_allocated_bytes": _allocated_bytes(store_file)}
 
@@ -346,8 +348,12 @@ def run(quick, store_dir, frame_mib=None, shuffle_only=False, shuffle_runs=None)
                 if run_number > 1:  # what the previous run left is released before the next one starts
                     client.run(gc.collect)
                     time.sleep(1)
+                # the bound of every run counts the cluster's processes as they were before its first shuffle:
+                # what a run leaves mapped or allocated (store pages, heaps not returned) is the run's own cost
+                first = shuffles.get(1, {}).get(label)
                 shuffles.setdefault(run_number, {})[label] = dataframe_shuffle(
-                    client, frame_bytes, _pids(cluster, client), method, store_file)
+                    client, frame_bytes, _pids(cluster, client), method, store_file,
+                    None if first is None else first["cluster_pss_bytes"])
     rows = []
     for (case, unit, target), figures in transfers.items():
         value, base = figures["depot"], figures["plain"]
