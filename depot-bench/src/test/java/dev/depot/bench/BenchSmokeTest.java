@@ -156,6 +156,14 @@ class BenchSmokeTest {
     }
 
     @Test
+    void shouldRejectPythonWithoutAnInterpreterWithUsageStatus() {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        assertEquals(2, BenchMain.run(new String[] {"dask-distributed", "--python"}, print(new ByteArrayOutputStream()),
+            print(err)));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("--python needs the path of an interpreter"));
+    }
+
+    @Test
     void demoShouldRunToCompletionAndRemoveItsStore() {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         int status = DemoMain.run(new String[] {"--quick"}, print(out), print(new ByteArrayOutputStream()));
