@@ -7,9 +7,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * {@code depot bench NAME|all [--json] [--quick] [--python PATH]}: runs benchmarks and prints, for each measured case, Depot's
- * figures, the baseline measured in the same run, the ratio (how many times better Depot is) and whether the
- * target was met. Timings never fail a run; only errors do (exit status 1) and bad usage (2).
+ * {@code depot bench NAME|all [--json] [--quick] [--python PATH]}: runs benchmarks and prints, for each measured
+ * case, Depot's figures, the baseline measured in the same run, the ratio (how many times better Depot is) and
+ * whether the target was met. Timings never fail a run; only errors do (exit status 1) and bad usage (2).
+ * {@code --python} chooses the interpreter of the benchmarks run by a Python driver ({@code dask-distributed}).
  */
 public final class BenchMain {
     private static final Map<String, Benchmark> BENCHMARKS = new LinkedHashMap<>();

@@ -16,11 +16,11 @@ import java.util.function.Consumer;
 
 /**
  * A benchmark whose driver is a Python script among this module's resources, written into a temporary directory
- * and run as {@code PYTHON SCRIPT --dir DIR --json [--quick]},
- * with the checkout's {@code python/} directory on its path, against a store that this process
- * serves in {@code DIR} (so the driver needs no daemon launcher) and removes afterwards. Each line it prints is one measured case, a
- * JSON object with the fields of {@link Result} ({@code name}, {@code case}, {@code figures}, {@code baseline},
- * {@code ratio}, {@code target}, {@code met}), handed on as soon as it is read.
+ * and run as {@code PYTHON SCRIPT --dir DIR --json [--quick]}, with the checkout's {@code python/} directory on its
+ * path, against a store that this process serves in {@code DIR} (so the driver needs no daemon launcher) and
+ * removes afterwards. Each line it prints is one measured case, a JSON object with the fields of {@link Result}
+ * ({@code name}, {@code case}, {@code figures}, {@code baseline}, {@code ratio}, {@code target}, {@code met}),
+ * handed on as soon as it is read.
  *
  * <p>The interpreter is the one given with {@code depot bench --python PATH} ({@link #withPython}), else the one
  * in the environment variable the benchmark names, else the benchmark's default (the one that has the libraries it

@@ -18,9 +18,9 @@ Cases (2 worker processes of 1 thread each in every cluster):
   cluster (this process, which runs the scheduler and the client, the nannies, the workers) and of the Depot
   daemon, sampled every 100 ms with psutil. The *bound* is what one pass cannot go below: every row of the
   frame live once (its bytes in pandas), plus the summed PSS of the same processes measured before the
-  cluster's first shuffle; each peak is reported as a ratio to it (target for Depot's shuffle: at most 1.15x). Also the bytes
-  the workers wrote to TCP sockets and passed by id during the shuffle, and the bytes they wrote to disk (P2P
-  keeps its shards in files, whose page cache no PSS counts).
+  cluster's first shuffle; each peak is reported as a ratio to it (target for Depot's shuffle: at most
+  1.15x). Also the bytes the workers wrote to TCP sockets and passed by id during the shuffle, and the bytes
+  they wrote to disk (P2P keeps its shards in files, whose page cache no PSS counts).
 
 The shuffle runs ``--shuffle-runs`` times (default 2; 1 with ``--quick``) in each cluster, one after the other:
 the first in a fresh cluster, the second in one that has run the same job before, as a long-running cluster
@@ -274,9 +274,10 @@ def dataframe_shuffle(client, nbytes, pids, method, store_file=None, cluster_pss
     """One shuffle of a DataFrame of about ``nbytes`` with ``method``: a dict of its wall seconds, the summed
     PSS of ``pids`` (and their descendants) before it and at its peak, the frame's bytes, the lower bound of
     one pass's peak (the frame's bytes plus ``cluster_pss``, the processes' PSS before the cluster's first
-    shuffle; by default the PSS before this one), the bytes the workers sent over TCP, by id and to disk, and the bytes of
-    RAM the Depot store file holds afterwards (the daemon reserves the store's whole capacity when it creates
-    it: those pages are RAM whether or not a process maps them, so no PSS counts the ones none has touched)."""
+    shuffle; by default the PSS before this one), the bytes the workers sent over TCP, by id and to disk, and
+    the bytes of RAM the Depot store file holds afterwards (the daemon reserves the store's whole capacity
+    when it creates it: those pages are RAM whether or not a process maps them, so no PSS counts the ones none
+    has touched)."""
     import depot.dask.dataframe  # noqa: F401  (adds the "depot" shuffle method)
     ddf, data_bytes = frame(nbytes)
     before = summed_pss(pids)
@@ -289,7 +290,8 @@ def dataframe_shuffle(client, nbytes, pids, method, store_file=None, cluster_pss
     cluster_pss = before if cluster_pss is None else cluster_pss
     bound = cluster_pss + data_bytes
     return {"seconds": seconds, "peak_pss_bytes": sampler.peak, "before_pss_bytes": before,
-            "cluster_pss_bytes": cluster_pss, "data_bytes": data_bytes, "bound_bytes": bound, "peak_over_bound": sampler.peak / bound,
+            "cluster_pss_bytes": cluster_pss, "data_bytes": data_bytes, "bound_bytes": bound,
+            "peak_over_bound": sampler.peak / bound,
             "tcp_bytes": traffic.tcp_bytes, "by_id_bytes": traffic.by_id_bytes, "disk_bytes": traffic.disk_bytes,
             "store_allocated_bytes": _allocated_bytes(store_file)}
 
