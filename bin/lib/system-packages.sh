@@ -1,5 +1,6 @@
 # Sourced by bin/test: Debian's packages for the suite's run under /usr/bin/python3 (and the dask-distributed
-# benchmark's smoke run, which uses that interpreter), installed with apt-get when they are missing.
+# benchmark's smoke run, which uses that interpreter and measures with psutil), installed with apt-get when they
+# are missing.
 #
 #   depot_system_packages   installs the missing ones of DEPOT_APT_PACKAGES when this runs as root on a system
 #                           with apt-get; otherwise, or when apt-get fails (no network), says which are missing and
@@ -8,7 +9,7 @@
 #
 # DEPOT_NO_INSTALL=1 installs nothing (it only reports what is missing).
 
-DEPOT_APT_PACKAGES=(python3-distributed python3-dask python3-pytest python3-numpy python3-pandas)
+DEPOT_APT_PACKAGES=(python3-distributed python3-dask python3-pytest python3-numpy python3-pandas python3-psutil)
 
 depot_missing_apt_packages() { # prints those of the packages $@ that are not installed, one a line
   local p status

@@ -7,9 +7,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * {@code depot bench NAME|all [--json] [--quick]}: runs benchmarks and prints, for each measured case, Depot's
- * figures, the baseline measured in the same run, the ratio (how many times better Depot is) and whether the
- * target was met. Timings never fail a run; only errors do (exit status 1) and bad usage (2).
+ * {@code depot bench NAME|all [--json] [--quick] [--python PATH]}: runs benchmarks and prints, for each measured
+ * case, Depot's figures, the baseline measured in the same run, the ratio (how many times better Depot is) and
+ * whether the target was met. Timings never fail a run; only errors do (exit status 1) and bad usage (2).
+ * {@code --python} chooses the interpreter of the benchmarks run by a Python driver ({@code dask-distributed}).
  */
 public final class BenchMain {
     private static final Map<String, Benchmark> BENCHMARKS = new LinkedHashMap<>();
@@ -18,9 +19,10 @@ public final class BenchMain {
         for (Benchmark b : List.of(new GetLatencyBench(), new SmallPutBench(), new LargePutBench(),
             new GetSizeBench(), new WakeBench(), new PipelineBench(), new ShareBench(), new AllocBench(),
             new SpillBench(), new PythonGetBench(), new PythonOpsBench(), new DaskBench(), new SparkBench(),
-            new PythonScriptBench("dask-distributed", "same-node transfers between dask.distributed workers through"
-                + " Depot vs plain distributed.LocalCluster", "dask_distributed_bench.py", "/usr/bin/python3", "DEPOT_DISTRIBUTED_PYTHON",
-                6 * Units.GIB, Units.GIB), new ScaleBench())) {
+            new PythonScriptBench("dask-distributed", "same-node transfers and DataFrame shuffles (P2P, Depot's) of"
+                + " dask.distributed workers through Depot vs plain distributed.LocalCluster",
+                "dask_distributed_bench.py", "/usr/bin/python3", "DEPOT_DISTRIBUTED_PYTHON", 6 * Units.GIB,
+                Units.GIB), new ScaleBench())) {
             BENCHMARKS.put(b.name(), b);
         }
     }
@@ -44,11 +46,21 @@ public final class BenchMain {
     public static int run(String[] args, PrintStream out, PrintStream err) {
         boolean json = false;
         boolean quick = false;
+        String python = null;
         List<String> names = new ArrayList<>();
-        for (String a : args) {
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
             switch (a) {
                 case "--json" -> json = true;
                 case "--quick" -> quick = true;
+                case "--python" -> {
+                    if (i + 1 == args.length) {
+                        err.println("depot bench: --python needs the path of an interpreter");
+                        usage(err);
+                        return 2;
+                    }
+                    python = args[++i];
+                }
                 case "-h", "--help" -> {
                     usage(out);
                     return 0;
@@ -74,6 +86,9 @@ public final class BenchMain {
         int status = 0;
         for (String name : names) {
             Benchmark b = BENCHMARKS.get(name);
+            if (python != null && b instanceof PythonScriptBench script) {
+                b = script.withPython(python);
+            }
             if (!json) {
                 out.println("== " + name + ": " + b.description() + (quick ? " (quick)" : ""));
             }
@@ -117,9 +132,11 @@ public final class BenchMain {
     }
 
     private static void usage(PrintStream s) {
-        s.println("usage: depot bench NAME|all [--json] [--quick]");
+        s.println("usage: depot bench NAME|all [--json] [--quick] [--python PATH]");
         s.println("  --json   one JSON object per measured case: name, case, figures, baseline, ratio, target, met");
         s.println("  --quick  a few seconds per benchmark (smoke runs)");
+        s.println("  --python the interpreter of dask-distributed's driver, whose distributed release is measured");
+        s.println("           (default: $DEPOT_DISTRIBUTED_PYTHON, else /usr/bin/python3)");
         for (Benchmark b : BENCHMARKS.values()) {
             s.printf("  %-12s %s%n", b.name(), b.description());
         }

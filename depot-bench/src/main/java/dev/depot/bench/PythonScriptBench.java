@@ -15,20 +15,18 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * A benchmark whose driver is a Python script among this module's resources, written with the helpers it imports
- * ({@code procfs.py}) into a temporary directory and run as {@code PYTHON SCRIPT --dir DIR --json [--quick]},
- * with the checkout's {@code python/} directory on its path, against a store that this process
- * serves in {@code DIR} (so the driver needs no daemon launcher) and removes afterwards. Each line it prints is one measured case, a
- * JSON object with the fields of {@link Result} ({@code name}, {@code case}, {@code figures}, {@code baseline},
- * {@code ratio}, {@code target}, {@code met}), handed on as soon as it is read.
+ * A benchmark whose driver is a Python script among this module's resources, written into a temporary directory
+ * and run as {@code PYTHON SCRIPT --dir DIR --json [--quick]}, with the checkout's {@code python/} directory on its
+ * path, against a store that this process serves in {@code DIR} (so the driver needs no daemon launcher) and
+ * removes afterwards. Each line it prints is one measured case, a JSON object with the fields of {@link Result}
+ * ({@code name}, {@code case}, {@code figures}, {@code baseline}, {@code ratio}, {@code target}, {@code met}),
+ * handed on as soon as it is read.
  *
- * <p>The interpreter is the one the benchmark names (the one that has the libraries it compares against), unless
- * the environment variable the benchmark names is set.
+ * <p>The interpreter is the one given with {@code depot bench --python PATH} ({@link #withPython}), else the one
+ * in the environment variable the benchmark names, else the benchmark's default (the one that has the libraries it
+ * compares against): the interpreter chooses the releases measured.
  */
 final class PythonScriptBench implements Benchmark {
-    /** Modules of this package's resources the drivers import, written beside them. */
-    private static final List<String> HELPERS = List.of("procfs.py");
-
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final TypeReference<Map<String, Object>> MAP = new TypeReference<>() { };
     private static final long TIMEOUT_MINUTES = 60;
@@ -40,9 +38,16 @@ final class PythonScriptBench implements Benchmark {
     private final String pythonVariable;
     private final long capacity;
     private final long quickCapacity;
+    /** The interpreter given on the command line, or null. */
+    private final String explicitPython;
 
     PythonScriptBench(String name, String description, String script, String python, String pythonVariable,
                       long capacity, long quickCapacity) {
+        this(name, description, script, python, pythonVariable, capacity, quickCapacity, null);
+    }
+
+    private PythonScriptBench(String name, String description, String script, String python,
+                              String pythonVariable, long capacity, long quickCapacity, String explicitPython) {
         this.name = name;
         this.description = description;
         this.script = script;
@@ -50,6 +55,18 @@ final class PythonScriptBench implements Benchmark {
         this.pythonVariable = pythonVariable;
         this.capacity = capacity;
         this.quickCapacity = quickCapacity;
+        this.explicitPython = explicitPython;
+    }
+
+    /** This benchmark run by the interpreter {@code interpreter}, whatever the environment says. */
+    PythonScriptBench withPython(String interpreter) {
+        return new PythonScriptBench(name, description, script, python, pythonVariable, capacity, quickCapacity,
+            interpreter);
+    }
+
+    /** The interpreter that runs the driver. */
+    String interpreter() {
+        return explicitPython != null ? explicitPython : System.getenv().getOrDefault(pythonVariable, python);
     }
 
     @Override
@@ -66,13 +83,11 @@ final class PythonScriptBench implements Benchmark {
     public void run(boolean quick, Consumer<Result> out) throws Exception {
         Path drivers = Files.createTempDirectory("depot-bench-" + name);
         try (BenchStore store = BenchStore.start(quick ? quickCapacity : capacity, true)) {
-            for (String resource : concat(script, HELPERS)) {
-                try (InputStream in = PythonScriptBench.class.getResourceAsStream(resource)) {
-                    if (in == null) {
-                        throw new IllegalStateException("no resource " + resource + " beside " + getClass().getName());
-                    }
-                    Files.write(drivers.resolve(resource), in.readAllBytes());
+            try (InputStream in = PythonScriptBench.class.getResourceAsStream(script)) {
+                if (in == null) {
+                    throw new IllegalStateException("no resource " + script + " beside " + getClass().getName());
                 }
+                Files.write(drivers.resolve(script), in.readAllBytes());
             }
             run(quick, drivers.resolve(script), store.dir().toString(), out);
         } finally {
@@ -81,7 +96,7 @@ final class PythonScriptBench implements Benchmark {
     }
 
     private void run(boolean quick, Path driver, String dir, Consumer<Result> out) throws Exception {
-        String interpreter = System.getenv().getOrDefault(pythonVariable, python);
+        String interpreter = interpreter();
         List<String> cmd = new ArrayList<>(List.of(interpreter, driver.toString(), "--dir", dir, "--json"));
         if (quick) {
             cmd.add("--quick");
@@ -104,12 +119,6 @@ final class PythonScriptBench implements Benchmark {
             p.destroyForcibly();
             p.waitFor();
         }
-    }
-
-    private static List<String> concat(String first, List<String> rest) {
-        List<String> all = new ArrayList<>(List.of(first));
-        all.addAll(rest);
-        return all;
     }
 
     @SuppressWarnings("unchecked")

@@ -1,8 +1,10 @@
-"""What ``/proc`` says about processes, for the benchmarks' memory and CPU figures (Linux only)."""
+"""What ``/proc`` says about processes, for ``dask_bench.py``'s memory, CPU and page-fault figures (Linux only).
+
+The other drivers measure with psutil, which has no minor page faults."""
 
 import os
 
-__all__ = ["cpu_seconds", "private_pss_bytes", "process_tree", "pss_bytes"]
+__all__ = ["cpu_seconds", "minor_faults", "process_tree", "pss_bytes"]
 
 
 def _children(pid):
@@ -43,21 +45,6 @@ def pss_bytes(pid):
     except OSError:
         pass
     return 0
-
-
-def private_pss_bytes(pid):
-    """As :func:`pss_bytes` without shared-memory pages (a Depot store's are the store's, counted once), or 0."""
-    pss = shmem = 0
-    try:
-        with open("/proc/%d/smaps_rollup" % pid) as f:
-            for line in f:
-                if line.startswith("Pss:"):
-                    pss = int(line.split()[1]) * 1024
-                elif line.startswith("Pss_Shmem:"):
-                    shmem = int(line.split()[1]) * 1024
-    except OSError:
-        return 0
-    return pss - shmem
 
 
 #: fields of /proc/PID/stat counted from the one after the command name's closing parenthesis (proc(5) numbers

@@ -42,7 +42,13 @@ class BenchSmokeTest {
         "dask", new PythonDriver("DEPOT_BENCH_PYTHON", "python3", List.of("dask", "numpy"),
             "python3 -m pip install dask numpy"),
         "dask-distributed", new PythonDriver("DEPOT_DISTRIBUTED_PYTHON", "/usr/bin/python3",
-            List.of("distributed", "dask", "numpy"), "apt-get install python3-distributed python3-numpy"));
+            List.of("distributed", "dask", "numpy", "pandas", "psutil"),
+            "apt-get install python3-distributed python3-numpy python3-pandas python3-psutil"));
+    /**
+     * An interpreter with current distributed (2023.1 or later, with pyarrow: its P2P shuffle), for the run of
+     * dask-distributed that compares P2P with Depot's shuffle; bin/test sets it to its third environment.
+     */
+    static final String CURRENT_DISTRIBUTED_VARIABLE = "DEPOT_CURRENT_DISTRIBUTED_PYTHON";
     private static final Set<String> KEYS = Set.of("name", "case", "figures", "baseline", "ratio", "target", "met");
     private Set<Path> storesBefore;
 
@@ -84,10 +90,49 @@ class BenchSmokeTest {
             }
             assumeTrue(lacking.isEmpty(), () -> "depot bench " + name + " skipped: " + lacking);
         }
+        assertJsonCases(name, runQuick(name));
+    }
+
+    @Test
+    void daskDistributedShouldMeasureP2pBesideDepotsShuffleOnCurrentDistributed()
+            throws IOException, InterruptedException {
+        String python = System.getenv(CURRENT_DISTRIBUTED_VARIABLE);
+        String why = python == null ? CURRENT_DISTRIBUTED_VARIABLE + " is not set (an interpreter with current"
+            + " distributed and pyarrow; bin/test sets it)" : new PythonDriver(CURRENT_DISTRIBUTED_VARIABLE, python,
+                List.of("distributed", "dask", "numpy", "pandas", "pyarrow", "psutil"),
+                "pip install -r python/tests/requirements-distributed.txt").lacking();
+        if (!why.isEmpty()) {
+            System.err.println("BenchSmokeTest: depot bench dask-distributed on current distributed skipped: " + why);
+        }
+        assumeTrue(why.isEmpty(), () -> "depot bench dask-distributed on current distributed skipped: " + why);
+        List<Map<?, ?>> cases = assertJsonCases("dask-distributed", runQuick("dask-distributed", "--python", python));
+        List<String> names = cases.stream().map(c -> String.valueOf(c.get("case"))).toList();
+        assertTrue(names.stream().anyMatch(n -> n.endsWith(": P2P on depot://")), names.toString());
+        assertTrue(names.stream().anyMatch(n -> n.endsWith(": Depot's shuffle")), names.toString());
+        for (Map<?, ?> c : cases) {
+            if (String.valueOf(c.get("case")).startsWith("shuffle ")) {
+                Map<?, ?> baseline = assertInstanceOf(Map.class, c.get("baseline"));
+                assertTrue(String.valueOf(baseline.get("kind")).startsWith("P2P over TCP"), c.toString());
+                Map<?, ?> figures = assertInstanceOf(Map.class, c.get("figures"));
+                assertInstanceOf(Number.class, figures.get("peak_over_bound"), c.toString());
+            }
+        }
+    }
+
+    /** What {@code depot bench NAME --quick --json ARGS} printed; fails on a non-zero exit status. */
+    private static String runQuick(String name, String... args) {
+        List<String> all = new ArrayList<>(List.of(name, "--quick", "--json"));
+        all.addAll(List.of(args));
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        int status = BenchMain.run(new String[] {name, "--quick", "--json"}, print(out), System.err);
-        assertEquals(0, status, "exit status of depot bench " + name);
-        List<String> lines = out.toString(StandardCharsets.UTF_8).lines().filter(l -> !l.isBlank()).toList();
+        int status = BenchMain.run(all.toArray(String[]::new), print(out), System.err);
+        assertEquals(0, status, "exit status of depot bench " + String.join(" ", all));
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    /** Checks that {@code output} is one JSON object per case, each with {@link #KEYS}; returns them. */
+    private static List<Map<?, ?>> assertJsonCases(String name, String output) throws IOException {
+        List<Map<?, ?>> cases = new ArrayList<>();
+        List<String> lines = output.lines().filter(l -> !l.isBlank()).toList();
         assertFalse(lines.isEmpty(), "no output from " + name);
         for (String line : lines) {
             Map<?, ?> m = assertInstanceOf(Map.class, JSON.readValue(line, Object.class), line);
@@ -98,7 +143,9 @@ class BenchSmokeTest {
             assertInstanceOf(Number.class, m.get("ratio"), line);
             assertInstanceOf(String.class, m.get("target"), line);
             assertInstanceOf(Boolean.class, m.get("met"), line);
+            cases.add(m);
         }
+        return cases;
     }
 
     @Test
@@ -106,6 +153,14 @@ class BenchSmokeTest {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         assertEquals(2, BenchMain.run(new String[] {"no-such-bench"}, print(new ByteArrayOutputStream()), print(err)));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("unknown benchmark 'no-such-bench'"));
+    }
+
+    @Test
+    void shouldRejectPythonWithoutAnInterpreterWithUsageStatus() {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        assertEquals(2, BenchMain.run(new String[] {"dask-distributed", "--python"}, print(new ByteArrayOutputStream()),
+            print(err)));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("--python needs the path of an interpreter"));
     }
 
     @Test
