@@ -172,16 +172,17 @@ def read_layout(data, name="object"):
         raise ObjectFormatError("%s says it has %d buffers; their table does not fit in its %d bytes"
                                 % (name, count, size))
 
-    def check(what, offset, length):
+    def check(i, offset, length):
         if offset < table_end or length > size or offset > size - length:
             raise ObjectFormatError("%s: %s at %d..%d lies outside the data %d..%d"
-                                    % (name, what, offset, offset + length, table_end, size))
+                                    % (name, "the pickle stream" if i < 0 else "buffer %d" % i, offset,
+                                       offset + length, table_end, size))
 
-    check("the pickle stream", stream_offset, stream_length)
+    check(-1, stream_offset, stream_length)
     buffers = []
     for i in range(count):
         offset, length, kind, _ = ENTRY.unpack_from(data, HEADER.size + i * ENTRY.size)
-        check("buffer %d" % i, offset, length)
+        check(i, offset, length)
         if kind >= len(KIND_NAMES):
             raise ObjectFormatError("%s: buffer %d has kind %d; known kinds are 0..%d"
                                     % (name, i, kind, len(KIND_NAMES) - 1))
@@ -220,6 +221,18 @@ class _Unpickler(pickle.Unpickler):
                                 % (self._name, pid))
 
 
+class _Name:
+    """``object ID`` for messages, spelled only when one is raised."""
+
+    __slots__ = ("oid",)
+
+    def __init__(self, oid):
+        self.oid = oid
+
+    def __str__(self):
+        return "object %s" % self.oid
+
+
 def _pinned_bytes(view):
     """A read-only byte view of the view's data that holds the pin: its exporter holds the pin until no buffer
     made from it is alive, so releasing the view only hands the pin over."""
@@ -233,7 +246,7 @@ def get_object(client, oid, timeout=None):
     forever). Its out-of-band buffers are read-only views of shared memory; the object stays pinned until
     the last of them is garbage-collected. Raises ObjectMissingError, ObjectFormatError."""
     view = client.get(oid, timeout)
-    name = "object %s" % view.id
+    name = _Name(view.id)
     try:
         if not is_object_metadata(view.metadata):
             raise ObjectFormatError("%s was not written by put_object (its metadata does not start with %r); "
@@ -254,6 +267,12 @@ def get_object(client, oid, timeout=None):
     stream = memory[start:start + length]
     del memory
     try:
+        if all(kind == KIND_PICKLE_BUFFER for _, _, kind in layout.buffers):
+            # No value stored by table index, so no persistent id to resolve: the C unpickler alone.
+            try:
+                return pickle.loads(stream, buffers=views)
+            except pickle.UnpicklingError as e:
+                raise ObjectFormatError("%s: its pickle stream cannot be read: %s" % (name, e)) from None
         return _Unpickler(stream, views, layout, name).load()
     finally:
         stream.release()
