@@ -292,7 +292,8 @@ class IndexReader:
         within the same deadline (with 0, up to Java's ``Store.SPILL_WAIT_NANOS``); a restore that the daemon
         reports failed raises at once (ObjectLostError), or, when it found no room, StoreFullError at the
         deadline (at once with 0)."""
-        located = self.try_pin(raw)
+        native = self.slot.native
+        located = self._try_pin_native(native, raw) if native is not None else self.try_pin(raw)
         if located is not None:
             return located
         home = self.home_of(raw)

@@ -39,7 +39,12 @@ static struct {
     uint64_t ct_pin_high_water, ct_gets, ct_pin_records, ct_pin_record_length;
     uint64_t hb_header_length, max_metadata;
     uint64_t h_evicting_space_waiters, h_space_sequence, h_space_waiters;
-    uint64_t es_empty, es_sealed, es_evicting, es_delete_pending;
+    uint64_t es_empty, es_sealed, es_evicting, es_delete_pending, es_tombstone, es_deleting;
+    uint64_t known_states; /* bit n set: n is a code of depot._layout.EntryState */
+    uint64_t hb_size, hb_prev_size, hb_next_free, hb_prev_free, hb_alignment, hb_free_bit;
+    uint64_t ha_scan_limit, ha_min_split, h_free_bins, h_free_bins_offset, h_used_bytes;
+    uint64_t ie_create_time, ie_owner_shift, ie_owner_mask, ie_flags_shift, ie_flags_mask, ie_flag_keep, es_creating;
+    uint64_t hb_owner_slot, h_object_count, h_kept_bytes, h_kept_objects, ct_creates;
     uint64_t home_rotation, home_multiplier, home_shift;
 } L;
 
@@ -70,6 +75,31 @@ static Field fields[] = {
     {"EntryState.SEALED", &L.es_sealed},
     {"EntryState.EVICTING", &L.es_evicting},
     {"EntryState.DELETE_PENDING", &L.es_delete_pending},
+    {"EntryState.TOMBSTONE", &L.es_tombstone},
+    {"EntryState.DELETING", &L.es_deleting},
+    {"HeapBlockDescriptor.SIZE_OFFSET", &L.hb_size},
+    {"HeapBlockDescriptor.PREV_SIZE_OFFSET", &L.hb_prev_size},
+    {"HeapBlockDescriptor.NEXT_FREE_OFFSET", &L.hb_next_free},
+    {"HeapBlockDescriptor.PREV_FREE_OFFSET", &L.hb_prev_free},
+    {"HeapBlockDescriptor.ALIGNMENT", &L.hb_alignment},
+    {"HeapBlockDescriptor.FREE_BIT", &L.hb_free_bit},
+    {"HeapAllocator.FIRST_FIT_SCAN_LIMIT", &L.ha_scan_limit},
+    {"HeapAllocator.MIN_SPLIT", &L.ha_min_split},
+    {"StoreHeaderDescriptor.FREE_BINS", &L.h_free_bins},
+    {"StoreHeaderDescriptor.FREE_BINS_OFFSET", &L.h_free_bins_offset},
+    {"StoreHeaderDescriptor.USED_BYTES_OFFSET", &L.h_used_bytes},
+    {"IndexEntryDescriptor.CREATE_TIME_OFFSET", &L.ie_create_time},
+    {"IndexEntryDescriptor.OWNER_SHIFT", &L.ie_owner_shift},
+    {"IndexEntryDescriptor.OWNER_MASK", &L.ie_owner_mask},
+    {"IndexEntryDescriptor.FLAGS_SHIFT", &L.ie_flags_shift},
+    {"IndexEntryDescriptor.FLAGS_MASK", &L.ie_flags_mask},
+    {"IndexEntryDescriptor.FLAG_KEEP", &L.ie_flag_keep},
+    {"EntryState.CREATING", &L.es_creating},
+    {"HeapBlockDescriptor.OWNER_SLOT_OFFSET", &L.hb_owner_slot},
+    {"StoreHeaderDescriptor.OBJECT_COUNT_OFFSET", &L.h_object_count},
+    {"StoreHeaderDescriptor.KEPT_BYTES_OFFSET", &L.h_kept_bytes},
+    {"StoreHeaderDescriptor.KEPT_OBJECTS_OFFSET", &L.h_kept_objects},
+    {"ClientTableDescriptor.CREATES_OFFSET", &L.ct_creates},
     {"HOME_ROTATION", &L.home_rotation},
     {"HOME_MULTIPLIER", &L.home_multiplier},
     {"HOME_SHIFT", &L.home_shift},
@@ -100,12 +130,42 @@ configure(PyObject *module, PyObject *args)
     }
     if (L.ie_id_length != 20 || L.ct_pin_record_length != 8 || L.ie_generation_shift != 32
         || L.ie_state_word % 8 || L.ie_entry_length % 8 || L.ct_pin_records % 8 || L.home_rotation == 0
-        || L.home_rotation >= 64 || L.home_shift >= 64) {
+        || L.home_rotation >= 64 || L.home_shift >= 64 || L.h_free_bins == 0 || L.h_free_bins > 64
+        || L.hb_alignment == 0 || (L.hb_alignment & (L.hb_alignment - 1))
+        || L.hb_size + 8 > L.hb_header_length || L.hb_prev_size + 8 > L.hb_header_length
+        || L.hb_next_free + 8 > L.hb_header_length || L.hb_prev_free + 8 > L.hb_header_length
+        || L.hb_owner_slot + 8 > L.hb_header_length || L.ie_metadata_length + 4 != L.ie_block_offset
+        || L.ie_last_access + 8 > L.ie_entry_length || L.ie_create_time + 8 > L.ie_entry_length
+        || L.ie_id + L.ie_id_length > L.ie_entry_length) {
         PyErr_SetString(PyExc_ValueError, "the layout table does not fit depot._native: it reads 20-byte ids, "
                                           "8-byte aligned state words and pin records, and a 32-bit generation");
         L = before;
         return NULL;
     }
+    PyObject *key, *value;
+    Py_ssize_t at = 0;
+    uint64_t known = 0;
+    PyObject *prefix = PyUnicode_FromString("EntryState.");
+    if (prefix == NULL) {
+        L = before;
+        return NULL;
+    }
+    while (PyDict_Next(table, &at, &key, &value)) {
+        if (PyUnicode_Check(key) && PyUnicode_Tailmatch(key, prefix, 0, PY_SSIZE_T_MAX, -1) == 1) {
+            long long code = PyLong_AsLongLong(value);
+            if (code < 0 || code > 255 || PyErr_Occurred()) {
+                PyErr_Clear();
+                Py_DECREF(prefix);
+                L = before;
+                PyErr_Format(PyExc_ValueError, "the layout table's state %R is not a code from 0 to 255", key);
+                return NULL;
+            }
+            if (code < 64)
+                known |= 1ull << code;
+        }
+    }
+    Py_DECREF(prefix);
+    L.known_states = known;
     Py_INCREF(error);
     Py_XSETREF(StoreFormatError, error);
     L.configured = 1;
@@ -318,7 +378,10 @@ Slot_init(Slot *self, PyObject *args, PyObject *kw)
                      capacity, slot_offset, file_length);
         return -1;
     }
-    if (heap_offset > file_length || heap_length > file_length - heap_offset) {
+    if (heap_offset > file_length || heap_length > file_length - heap_offset
+        || L.h_free_bins_offset + L.h_free_bins * 8 > file_length || L.h_used_bytes + 8 > file_length
+        || L.h_object_count + 8 > file_length || L.h_kept_bytes + 8 > file_length
+        || L.h_kept_objects + 8 > file_length) {
         PyErr_Format(PyExc_ValueError, "a heap of %llu bytes at %llu does not fit the %llu-byte mapping",
                      heap_length, heap_offset, file_length);
         return -1;
@@ -558,7 +621,384 @@ Slot_release(Slot *self, PyObject *const *args, Py_ssize_t nargs)
     return PyLong_FromLong(0);
 }
 
+/* ---- the heap allocator (under the allocator lock, which orders these plain accesses between processes) ---- */
+
+/* depot._allocator's HeapAllocator.allocate, step for step (and so Java's HeapAllocator.allocate), with every
+ * block offset and size read from the heap checked against it before use. */
+
+#define NONE (-1)
+
+static inline int64_t
+get64(const char *p)
+{
+    int64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static inline void
+set64(char *p, int64_t v)
+{
+    memcpy(p, &v, 8);
+}
+
+static int
+heap_corrupt(Slot *s, const char *what, int64_t offset, int64_t value)
+{
+    PyErr_Format(StoreFormatError, "heap block at %lld of %U has %s %lld, outside the %llu-byte heap; run "
+                 "`depot doctor`", (long long)offset, s->path, what, (long long)value,
+                 (unsigned long long)s->heap_length);
+    return -1;
+}
+
+/* a block offset that a header or the bins gave: the block's header must lie inside the heap */
+static inline int
+check_block(Slot *s, int64_t offset, const char *what, int64_t from)
+{
+    if (offset < 0 || (uint64_t)offset > s->heap_length - L.hb_header_length
+        || (offset & (int64_t)(L.hb_alignment - 1)))
+        return heap_corrupt(s, what, from, offset);
+    return 0;
+}
+
+static inline char *
+block_at(Slot *s, int64_t offset)
+{
+    return s->base + s->heap_offset + offset;
+}
+
+static inline char *
+bin_head(Slot *s, int bin)
+{
+    return s->base + L.h_free_bins_offset + (uint64_t)bin * 8;
+}
+
+static inline int
+bin_of(uint64_t size)
+{
+    return 63 - __builtin_clzll(size);
+}
+
+static int
+block_size(Slot *s, int64_t offset, int64_t *out)
+{
+    int64_t size = get64(block_at(s, offset) + L.hb_size) & ~(int64_t)L.hb_free_bit;
+    if (size <= 0 || (uint64_t)size > s->heap_length - (uint64_t)offset)
+        return heap_corrupt(s, "size", offset, size);
+    *out = size;
+    return 0;
+}
+
+static int
+next_free(Slot *s, int64_t offset, int64_t *out)
+{
+    int64_t next = get64(block_at(s, offset) + L.hb_next_free);
+    if (next != NONE && check_block(s, next, "next free block", offset) < 0)
+        return -1;
+    *out = next;
+    return 0;
+}
+
+static int
+prev_size(Slot *s, int64_t offset, int64_t *out)
+{
+    int64_t p = get64(block_at(s, offset) + L.hb_prev_size);
+    if (p < 0 || p > offset)
+        return heap_corrupt(s, "previous block size", offset, p);
+    *out = p;
+    return 0;
+}
+
+static inline void
+write_block(Slot *s, int64_t offset, int64_t size, int free, int64_t prev)
+{
+    set64(block_at(s, offset) + L.hb_size, size | (free ? (int64_t)L.hb_free_bit : 0));
+    set64(block_at(s, offset) + L.hb_prev_size, prev);
+}
+
+static inline void
+set_prev_size_of_next(Slot *s, int64_t offset, int64_t size)
+{
+    if ((uint64_t)(offset + size) < s->heap_length)
+        set64(block_at(s, offset + size) + L.hb_prev_size, size);
+}
+
+static int
+push_free(Slot *s, int64_t offset, int64_t size)
+{
+    int bin = bin_of((uint64_t)size);
+    int64_t old = get64(bin_head(s, bin));
+    if (old != NONE && check_block(s, old, "free-list head", offset) < 0)
+        return -1;
+    set64(block_at(s, offset) + L.hb_next_free, old);
+    set64(block_at(s, offset) + L.hb_prev_free, NONE);
+    if (old != NONE)
+        set64(block_at(s, old) + L.hb_prev_free, offset);
+    set64(bin_head(s, bin), offset);
+    return 0;
+}
+
+static int
+unlink_block(Slot *s, int64_t offset, int64_t size)
+{
+    int64_t next = get64(block_at(s, offset) + L.hb_next_free), prev = get64(block_at(s, offset) + L.hb_prev_free);
+    if ((next != NONE && check_block(s, next, "next free block", offset) < 0)
+        || (prev != NONE && check_block(s, prev, "previous free block", offset) < 0))
+        return -1;
+    if (prev == NONE)
+        set64(bin_head(s, bin_of((uint64_t)size)), next);
+    else
+        set64(block_at(s, prev) + L.hb_next_free, next);
+    if (next != NONE)
+        set64(block_at(s, next) + L.hb_prev_free, prev);
+    return 0;
+}
+
+static inline void
+add_used(Slot *s, int64_t delta)
+{
+    uint64_t *used = (uint64_t *)(s->base + L.h_used_bytes);
+    /* release: lock-free readers (`depot stat`) read it with an acquire load */
+    __atomic_store_n(used, *used + (uint64_t)delta, __ATOMIC_RELEASE);
+}
+
+static int64_t
+allocate(Slot *s, int64_t size, int64_t small_limit)
+{
+    if (size <= 0 || (uint64_t)size > s->heap_length || (size & (int64_t)(L.hb_alignment - 1)))
+        return NONE;
+    int small = size < small_limit;
+    int bin = bin_of((uint64_t)size);
+    int64_t limit = (int64_t)L.ha_scan_limit, found = NONE, scanned = 0, b, have;
+    b = get64(bin_head(s, bin));
+    if (b != NONE && check_block(s, b, "free-list head", -1) < 0)
+        return -2;
+    while (b != NONE && scanned < limit) {
+        if (block_size(s, b, &have) < 0)
+            return -2;
+        if (have >= size && (found == NONE || small == (b > found)))
+            found = b;
+        if (next_free(s, b, &b) < 0)
+            return -2;
+        scanned++;
+    }
+    for (int higher = bin + 1; found == NONE && higher < (int)L.h_free_bins; higher++) {
+        int64_t seen = 0;
+        b = get64(bin_head(s, higher));
+        if (b != NONE && check_block(s, b, "free-list head", -1) < 0)
+            return -2;
+        while (b != NONE && seen < limit) {
+            if (found == NONE || small == (b > found))
+                found = b;
+            if (next_free(s, b, &b) < 0)
+                return -2;
+            seen++;
+        }
+    }
+    if (found == NONE && scanned == limit) {
+        /* no larger block anywhere: a fit deeper in this bin is the only one left, so look at all of it */
+        b = get64(bin_head(s, bin));
+        for (uint64_t steps = 0; b != NONE; steps++) {
+            if (steps > s->heap_length / L.hb_alignment)
+                return heap_corrupt(s, "a free list longer than the heap's blocks at", b, (int64_t)steps), -2;
+            if (block_size(s, b, &have) < 0)
+                return -2;
+            if (have >= size) {
+                found = b;
+                break;
+            }
+            if (next_free(s, b, &b) < 0)
+                return -2;
+        }
+    }
+    if (found == NONE)
+        return NONE;
+    int64_t before;
+    if (block_size(s, found, &have) < 0 || unlink_block(s, found, have) < 0 || prev_size(s, found, &before) < 0)
+        return -2;
+    int64_t rest = have - size;
+    if (rest < (int64_t)L.ha_min_split) {
+        write_block(s, found, have, 0, before);
+        add_used(s, have);
+        return found;
+    }
+    add_used(s, size);
+    if (small) {
+        /* the rest stays a free block where the old one started; the new block is its upper end */
+        int64_t block = found + rest;
+        write_block(s, found, rest, 1, before);
+        if (push_free(s, found, rest) < 0)
+            return -2;
+        write_block(s, block, size, 0, rest);
+        set_prev_size_of_next(s, block, size);
+        return block;
+    }
+    write_block(s, found, size, 0, before);
+    write_block(s, found + size, rest, 1, size);
+    set_prev_size_of_next(s, found + size, rest);
+    if (push_free(s, found + size, rest) < 0)
+        return -2;
+    return found;
+}
+
+/* allocate(size, small_limit): the heap offset of a block of size bytes (a multiple of the alignment), or -1
+ * when none fits. Only under the allocator lock. */
+static PyObject *
+Slot_allocate(Slot *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    long long size, small_limit;
+    if (check_args("allocate", nargs, 2) < 0)
+        return NULL;
+    size = PyLong_AsLongLong(args[0]);
+    if (size == -1 && PyErr_Occurred())
+        return NULL;
+    small_limit = PyLong_AsLongLong(args[1]);
+    if (small_limit == -1 && PyErr_Occurred())
+        return NULL;
+    int64_t r = allocate(self, size, small_limit);
+    if (r == -2)
+        return NULL;
+    return PyLong_FromLongLong(r);
+}
+
+static int
+probe(Slot *self, const unsigned char *id, long long *blocking_out, long long *free_out, uint64_t *home_out)
+{
+    uint64_t mask = self->index_slots - 1, home = home_of(self, id), slot = home;
+    long long free = -1, blocking = -1;
+    for (uint64_t i = 0; i < self->max_probe; i++) {
+        uint64_t state = __atomic_load_n(state_word(self, slot), __ATOMIC_ACQUIRE) & 0xFF;
+        if (state >= 64 || !(L.known_states >> state & 1)) {
+            PyErr_Format(StoreFormatError, "index slot %llu of %U is corrupt: unknown state code %llu; run `depot "
+                         "doctor` to drop the entry", (unsigned long long)slot, self->path, (unsigned long long)state);
+            return -1;
+        }
+        if (state == L.es_empty) {
+            if (free < 0)
+                free = (long long)slot;
+            break;
+        }
+        if (state == L.es_tombstone) {
+            if (free < 0)
+                free = (long long)slot;
+        } else if (state != L.es_deleting && state != L.es_delete_pending
+                   && memcmp(self->entries + slot * L.ie_entry_length + L.ie_id, id, L.ie_id_length) == 0) {
+            blocking = (long long)slot;
+            break;
+        }
+        slot = (slot + 1) & mask;
+    }
+    *blocking_out = blocking;
+    *free_out = free;
+    *home_out = home;
+    return 0;
+}
+
+/* probe_for_create(raw): (index slot of a live entry with the id that blocks a create of it or -1, the first
+ * free slot (EMPTY or TOMBSTONE) on the id's probe chain or -1, the id's home slot): depot._local_writes's
+ * _find_blocking_or_free and home_of in one call, under the allocator lock. A state code that depot._layout
+ * does not know is a corrupt entry. */
+static PyObject *
+Slot_probe_for_create(Slot *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (check_args("probe_for_create", nargs, 1) < 0)
+        return NULL;
+    PyObject *raw = args[0];
+    if (!PyBytes_CheckExact(raw) || (uint64_t)PyBytes_GET_SIZE(raw) != L.ie_id_length) {
+        PyErr_Format(PyExc_TypeError, "an object id is %llu bytes, got %R", (unsigned long long)L.ie_id_length, raw);
+        return NULL;
+    }
+    long long blocking, free;
+    uint64_t home;
+    if (probe(self, (const unsigned char *)PyBytes_AS_STRING(raw), &blocking, &free, &home) < 0)
+        return NULL;
+    return Py_BuildValue("(LLK)", blocking, free, (unsigned long long)home);
+}
+
+/* create(raw, size, metadata, block_size, keep, client, max_objects, small_limit): depot._local_writes's
+ * try_create between taking and releasing the allocator lock, in one call: the probe, the index's room, the
+ * block, the metadata after the data, the entry's id and fields, then its CREATING state word (a release store:
+ * lock-free readers acquire it before reading the fields), the block's owner and the counters. Returns
+ * (index slot, generation, data offset, home slot); False when a live entry has the id; None when only the
+ * daemon can make room (the index or the heap is full). Only under the allocator lock. */
+static PyObject *
+Slot_create(Slot *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (check_args("create", nargs, 8) < 0)
+        return NULL;
+    PyObject *raw = args[0], *metadata = args[2];
+    if (!PyBytes_CheckExact(raw) || (uint64_t)PyBytes_GET_SIZE(raw) != L.ie_id_length) {
+        PyErr_Format(PyExc_TypeError, "an object id is %llu bytes, got %R", (unsigned long long)L.ie_id_length, raw);
+        return NULL;
+    }
+    if (!PyBytes_CheckExact(metadata)) {
+        PyErr_Format(PyExc_TypeError, "metadata must be bytes, got %R", metadata);
+        return NULL;
+    }
+    long long size = PyLong_AsLongLong(args[1]), block_size = PyLong_AsLongLong(args[3]);
+    long long client = PyLong_AsLongLong(args[5]), max_objects = PyLong_AsLongLong(args[6]);
+    long long small_limit = PyLong_AsLongLong(args[7]);
+    int keep = PyObject_IsTrue(args[4]);
+    if (PyErr_Occurred() || keep < 0)
+        return NULL;
+    Py_ssize_t metadata_length = PyBytes_GET_SIZE(metadata);
+    if (size < 0 || metadata_length > (Py_ssize_t)L.max_metadata || block_size <= 0
+        || block_size < (long long)L.hb_header_length + size + metadata_length) {
+        PyErr_Format(PyExc_ValueError, "a block of %lld bytes cannot hold %lld bytes of data and %zd of metadata "
+                     "(at most %llu)", block_size, size, metadata_length, (unsigned long long)L.max_metadata);
+        return NULL;
+    }
+    const unsigned char *id = (const unsigned char *)PyBytes_AS_STRING(raw);
+    long long blocking, free;
+    uint64_t home;
+    if (probe(self, id, &blocking, &free, &home) < 0)
+        return NULL;
+    if (blocking >= 0)
+        Py_RETURN_FALSE;
+    if (free < 0 || get64(self->base + L.h_object_count) >= max_objects)
+        Py_RETURN_NONE; /* the index is full: the daemon evicts or explains */
+    int64_t block = allocate(self, block_size, small_limit);
+    if (block == -2)
+        return NULL;
+    if (block == NONE)
+        Py_RETURN_NONE; /* no room without evicting, waiting or spilling: the daemon's job */
+    uint64_t data_offset = self->heap_offset + (uint64_t)block + L.hb_header_length;
+    /* the allocator checked the block against the heap, and the block holds header, data and metadata */
+    memcpy(self->base + data_offset + size, PyBytes_AS_STRING(metadata), metadata_length);
+    uint64_t *word = state_word(self, (uint64_t)free);
+    uint64_t generation = ((__atomic_load_n(word, __ATOMIC_ACQUIRE) >> L.ie_generation_shift) + 1) & 0xFFFFFFFFu;
+    char *entry = self->entries + (uint64_t)free * L.ie_entry_length;
+    memcpy(entry + L.ie_id, id, L.ie_id_length);
+    uint64_t now = now_micros();
+    uint32_t meta32 = (uint32_t)metadata_length;
+    int64_t created = (int64_t)(now / 1000), used = (int64_t)now, data_length = size;
+    /* created (epoch ms) and last used (epoch µs), as Java's ObjectIndex.insert */
+    memcpy(entry + L.ie_metadata_length, &meta32, 4);
+    set64(entry + L.ie_block_offset, block);
+    set64(entry + L.ie_data_length, data_length);
+    set64(entry + L.ie_create_time, created);
+    set64(entry + L.ie_last_access, used);
+    uint64_t flags = keep ? L.ie_flag_keep : 0;
+    __atomic_store_n(word, generation << L.ie_generation_shift | (flags & L.ie_flags_mask) << L.ie_flags_shift
+                     | ((uint64_t)client & L.ie_owner_mask) << L.ie_owner_shift | L.es_creating, __ATOMIC_RELEASE);
+    set64(block_at(self, block) + L.hb_owner_slot, free);
+    __atomic_fetch_add((uint64_t *)(self->base + L.h_object_count), 1, __ATOMIC_SEQ_CST);
+    if (keep) {
+        __atomic_fetch_add((uint64_t *)(self->base + L.h_kept_bytes), (uint64_t)block_size, __ATOMIC_SEQ_CST);
+        __atomic_fetch_add((uint64_t *)(self->base + L.h_kept_objects), 1, __ATOMIC_SEQ_CST);
+    }
+    return Py_BuildValue("(LKKK)", free, (unsigned long long)generation, (unsigned long long)data_offset,
+                         (unsigned long long)home);
+}
+
 static PyMethodDef Slot_methods[] = {
+    {"create", (PyCFunction)(void (*)(void))Slot_create, METH_FASTCALL,
+     "create(raw, size, metadata, block_size, keep, client, max_objects, small_limit): (slot, generation, data "
+     "offset, home), False (the id exists) or None (no room without the daemon); under the allocator lock"},
+    {"probe_for_create", (PyCFunction)(void (*)(void))Slot_probe_for_create, METH_FASTCALL,
+     "probe_for_create(raw): (blocking slot or -1, first free slot or -1, home slot)"},
+    {"allocate", (PyCFunction)(void (*)(void))Slot_allocate, METH_FASTCALL,
+     "allocate(size, small_limit): a heap block's offset, or -1 (under the allocator lock)"},
     {"pin", (PyCFunction)(void (*)(void))Slot_pin, METH_FASTCALL,
      "pin(raw, position): (record, data offset, size, metadata), None, or (record, state word)"},
     {"publish", (PyCFunction)(void (*)(void))Slot_publish, METH_FASTCALL,

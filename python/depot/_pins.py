@@ -163,7 +163,10 @@ class ClientSlot:
                     finish((record >> 32) - 1, word)
                 except Exception:
                     pass  # the daemon's sweep finishes it; an unpin (often a finaliser) must not fail
-        self.give_back(position)
+        free = self._free
+        free.append(position)
+        if self._closed and len(free) == self.capacity and not self._creating:
+            self._release_slot()
 
     def creating(self, delta):
         """Counts an object this slot starts (+1) or stops (-1) creating; the slot is given back after the last

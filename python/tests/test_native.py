@@ -235,6 +235,134 @@ def test_a_corrupt_entry_raises_the_same_error_on_both_paths_and_leaves_no_pin(n
     assert client.get(oid, timeout=0).to_bytes() == b"z" * 64
 
 
+def test_native_allocate_leaves_the_heap_as_the_python_allocator_does(native, client):
+    """Under the allocator lock, from the same heap (a store with holes of several sizes): the same offset and the
+    same bytes in the header and the heap after each allocation, small and large, fitting or not."""
+    from depot._allocator import HeapAllocator, block_size_for
+    from depot._layout import StoreHeaderDescriptor as H
+    for i in range(40):
+        client.put(depot.ObjectId.of("native/heap/%d" % i), b"h" * (100 + 997 * i))
+    for i in range(0, 40, 3):
+        assert client.delete(depot.ObjectId.of("native/heap/%d" % i))
+    m = client._mapping
+    python, c = HeapAllocator(m), HeapAllocator(m, _slot_of(native, client))
+    lock = client._writes._lock
+    sizes = [block_size_for(n, 0) for n in (1, 100, 3000, 20_000, 70_000, 5 << 20)] + [m.heap_length + 64, 0, 100]
+    regions = [(H.FREE_BINS_OFFSET, H.FREE_BINS * 8), (H.USED_BYTES_OFFSET, 8), (m.heap_offset, m.heap_length)]
+    assert lock.try_acquire()
+    try:
+        before = [bytes(m.mm[o:o + n]) for o, n in regions]
+        for size in sizes:
+            results = []
+            for allocator in (python, c):
+                for (o, n), saved in zip(regions, before):
+                    m.mm[o:o + n] = saved
+                offset = allocator.allocate(size)
+                results.append((offset, [bytes(m.mm[o:o + n]) for o, n in regions]))
+            assert results[0][0] == results[1][0], size
+            assert results[0][1] == results[1][1], size
+        for (o, n), saved in zip(regions, before):
+            m.mm[o:o + n] = saved
+    finally:
+        lock.release()
+    for i in range(40):
+        client.delete(depot.ObjectId.of("native/heap/%d" % i))
+
+
+def test_native_allocate_refuses_a_free_list_pointing_outside_the_heap(native, client):
+    from depot._allocator import HeapAllocator
+    from depot._layout import StoreHeaderDescriptor as H
+    m = client._mapping
+    allocator = HeapAllocator(m, _slot_of(native, client))
+    lock = client._writes._lock
+    head = H.FREE_BINS_OFFSET + 8 * 7  # the bin of 128-byte blocks
+    assert lock.try_acquire()
+    saved = bytes(m.mm[head:head + 8])
+    try:
+        m.mm[head:head + 8] = (m.heap_length + 4096).to_bytes(8, "little")
+        with pytest.raises(StoreFormatError, match="free-list head %d, outside the %d-byte heap"
+                           % (m.heap_length + 4096, m.heap_length)):
+            allocator.allocate(128)
+    finally:
+        m.mm[head:head + 8] = saved
+        lock.release()
+
+
+def test_native_probe_for_create_finds_what_the_python_walk_finds(native, client, monkeypatch):
+    ids = [depot.ObjectId.of("native/probe/%d" % i) for i in range(30)]
+    for oid in ids:
+        client.put(oid, b"p")
+    for oid in ids[::4]:
+        assert client.delete(oid)  # tombstones on the chains
+    slot, writes, reader = _slot_of(native, client), client._writes, client._reader
+    asked = ids + [depot.ObjectId.of("native/probe/missing/%d" % i) for i in range(10)]
+    assert writes._lock.try_acquire()
+    try:
+        for oid in asked:
+            home = reader.home_of(oid._bytes)
+            assert slot.probe_for_create(oid._bytes) == writes._find_blocking_or_free(oid._bytes, home) + (home,)
+        # an unknown state code on the chain is a corrupt entry, on both paths alike
+        record = _ctypes_located(client, monkeypatch, ids[1]._bytes)[0]
+        word_at = client._mapping.base + client._mapping.index_offset + ((record >> 32) - 1) * IE.ENTRY_LENGTH
+        word = ctypes_atomics.get_long_volatile(word_at)
+        ctypes_atomics.put_long_volatile(word_at, word & ~0xFF | 0x7E)
+        try:
+            messages = []
+            for probe in (lambda: writes._find_blocking_or_free(ids[1]._bytes, reader.home_of(ids[1]._bytes)),
+                          lambda: slot.probe_for_create(ids[1]._bytes)):
+                with pytest.raises(StoreFormatError, match="unknown state code 126") as e:
+                    probe()
+                messages.append(str(e.value))
+            assert messages[0] == messages[1]
+        finally:
+            ctypes_atomics.put_long_volatile(word_at, word)
+    finally:
+        writes._lock.release()
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_native_create_writes_the_entry_block_and_counters_the_python_create_writes(native, client, keep):
+    from depot._layout import StoreHeaderDescriptor as H
+    for i in range(12):
+        client.put(depot.ObjectId.of("native/create/%d" % i), b"c" * (500 * i))
+    for i in range(0, 12, 3):
+        assert client.delete(depot.ObjectId.of("native/create/%d" % i))
+    m, writes = client._mapping, client._writes
+    slot = _slot_of(native, client)
+    index = (m.index_offset, m.index_slots * IE.ENTRY_LENGTH)
+    regions = [(H.FREE_BINS_OFFSET, H.FREE_BINS * 8), (H.USED_BYTES_OFFSET, 8), (H.OBJECT_COUNT_OFFSET, 8),
+               (H.KEPT_BYTES_OFFSET, 16), index, (m.heap_offset, m.heap_length)]
+    raw = depot.ObjectId.of("native/create/new")._bytes
+    assert writes._lock.try_acquire()
+    try:
+        before = [bytes(m.mm[o:o + n]) for o, n in regions]
+    finally:
+        writes._lock.release()
+    results = []
+    for native_path in (False, True):
+        saved = writes._native, writes._allocator._native
+        writes._native = writes._allocator._native = slot if native_path else None
+        try:
+            created = writes.try_create(raw, 3000, b"some metadata", keep)
+        finally:
+            writes._native, writes._allocator._native = saved
+        assert writes._lock.try_acquire()
+        try:
+            after = [bytearray(m.mm[o:o + n]) for o, n in regions]
+            entry = created.index_slot * IE.ENTRY_LENGTH
+            after[4][entry + IE.CREATE_TIME_OFFSET:entry + IE.ENTRY_LENGTH] = bytes(16)  # times differ
+            for (o, n), saved_bytes in zip(regions, before):
+                m.mm[o:o + n] = saved_bytes
+        finally:
+            writes._lock.release()
+        results.append(((created.index_slot, created.generation, created.flags, created.data_offset,
+                         created.metadata_length, created.home), after))
+    assert results[0][0] == results[1][0]
+    assert [bytes(r) for r in results[0][1]] == [bytes(r) for r in results[1][1]]
+    with pytest.raises(depot.ObjectExistsError, match="exists already"):
+        writes.try_create(depot.ObjectId.of("native/create/1")._bytes, 10, b"", False)
+
+
 # ---- choosing the path ----------------------------------------------------------------------------------------
 
 _PROBE = """
