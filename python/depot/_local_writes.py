@@ -12,6 +12,9 @@ lock is a complete, ordinary Java state, and a Python process killed anywhere le
 reaper already handle: a lock naming a dead slot (the heap is rebuilt from the index) and CREATING entries
 owned by a dead slot (freed when the daemon reaps the slot).
 
+With the C extension (``depot._accel``) the steps under the lock are one call, ``_native.Slot.create``, on the same
+structures in the same order; without it, they are the Python below.
+
 A seal is lock-free: a CAS of the entry's state word from CREATING (ours, this generation) to SEALED, an event
 to subscribers, then a bump of the id's futex word and a wake-up when someone waits (Dekker with the getter,
 which counts itself in FUTEX_WAITERS and re-checks before sleeping), and a bump of the space sequence when a

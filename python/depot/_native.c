@@ -610,9 +610,9 @@ Slot_release(Slot *self, PyObject *const *args, Py_ssize_t nargs)
     }
     __atomic_store_n(record_at(self, position), 0, __ATOMIC_SEQ_CST);
     /* the object may be evictable now: a create waiting for room that may evict tries again (depot._space) */
-    if ((int32_t)__atomic_load_n((uint32_t *)(self->base + L.h_evicting_space_waiters), __ATOMIC_SEQ_CST) > 0) {
+    if (__atomic_load_n((uint32_t *)(self->base + L.h_evicting_space_waiters), __ATOMIC_SEQ_CST) != 0) {
         __atomic_fetch_add((uint32_t *)(self->base + L.h_space_sequence), 1, __ATOMIC_SEQ_CST);
-        if ((int32_t)__atomic_load_n((uint32_t *)(self->base + L.h_space_waiters), __ATOMIC_SEQ_CST) > 0)
+        if (__atomic_load_n((uint32_t *)(self->base + L.h_space_waiters), __ATOMIC_SEQ_CST) != 0)
             wake(self->base + L.h_space_sequence, 0x7FFFFFFF);
     }
     uint64_t word = __atomic_load_n((uint64_t *)(entry + L.ie_state_word), __ATOMIC_SEQ_CST);
@@ -1038,7 +1038,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "depot._native", "The Depot client's hot paths in C (see depot._accel).", -1, methods,
+    PyModuleDef_HEAD_INIT, "depot._native", "The Depot client's hot paths in C (see depot._accel).", -1, methods, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC

@@ -352,8 +352,25 @@ class Client:
         """Gets a sealed object, waiting up to ``timeout`` seconds for it (None, or inf, or 2**31 s and more:
         forever; 0: do not wait). Returns an ``ObjectView`` pinned until released (or collected). Raises
         ObjectMissingError."""
-        raw, located, _ = self._locate(oid, timeout)
-        return self._view(raw, located, oid)
+        # _locate and _view, inline: this is the hot path
+        if type(oid) is ObjectId:
+            raw = oid._bytes
+        else:
+            raw = _raw_id(oid)
+            oid = ObjectId(raw)
+        deadline = deadline_of(timeout)
+        reader = self._reader_for_get()
+        located = reader.get(raw, deadline)
+        if located is None:
+            self._missing(raw, deadline, timeout)
+        view = ObjectView(self._mapping, oid, located)
+        self._views[located.pin.position] = weakref.ref(view)  # one atomic store: no lock
+        return view
+
+    def _missing(self, raw, deadline, timeout):
+        raise ObjectMissingError("object %s %s in the store at %s" % (
+            ObjectId(raw), "does not exist" if deadline == 0 else "was not sealed " + describe_timeout(timeout),
+            self.directory))
 
     def _locate(self, oid, timeout):
         """``(raw id, Located, mapping)``: the object pinned, as ``get`` waits for it, and the mapping it lies
@@ -363,9 +380,7 @@ class Client:
         reader = self._reader_for_get()
         located = reader.get(raw, deadline)
         if located is None:
-            raise ObjectMissingError("object %s %s in the store at %s" % (
-                ObjectId(raw), "does not exist" if deadline == 0 else "was not sealed " + describe_timeout(timeout),
-                self.directory))
+            self._missing(raw, deadline, timeout)
         return raw, located, reader.mapping
 
     def get_many(self, oids, timeout=None):
