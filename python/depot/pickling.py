@@ -172,22 +172,25 @@ def read_layout(data, name="object"):
         raise ObjectFormatError("%s says it has %d buffers; their table does not fit in its %d bytes"
                                 % (name, count, size))
 
-    def check(i, offset, length):
-        if offset < table_end or length > size or offset > size - length:
-            raise ObjectFormatError("%s: %s at %d..%d lies outside the data %d..%d"
-                                    % (name, "the pickle stream" if i < 0 else "buffer %d" % i, offset,
-                                       offset + length, table_end, size))
-
-    check(-1, stream_offset, stream_length)
+    if stream_offset < table_end or stream_length > size or stream_offset > size - stream_length:
+        _outside(name, "the pickle stream", stream_offset, stream_length, table_end, size)
     buffers = []
+    at = HEADER.size
     for i in range(count):
-        offset, length, kind, _ = ENTRY.unpack_from(data, HEADER.size + i * ENTRY.size)
-        check(i, offset, length)
+        offset, length, kind, _ = ENTRY.unpack_from(data, at)
+        at += ENTRY.size
+        if offset < table_end or length > size or offset > size - length:
+            _outside(name, "buffer %d" % i, offset, length, table_end, size)
         if kind >= len(KIND_NAMES):
             raise ObjectFormatError("%s: buffer %d has kind %d; known kinds are 0..%d"
                                     % (name, i, kind, len(KIND_NAMES) - 1))
         buffers.append((offset, length, kind))
     return Layout((stream_offset, stream_length), buffers)
+
+
+def _outside(name, what, offset, length, table_end, size):
+    raise ObjectFormatError("%s: %s at %d..%d lies outside the data %d..%d"
+                            % (name, what, offset, offset + length, table_end, size))
 
 
 class _Unpickler(pickle.Unpickler):
@@ -267,7 +270,10 @@ def get_object(client, oid, timeout=None):
     stream = memory[start:start + length]
     del memory
     try:
-        if all(kind == KIND_PICKLE_BUFFER for _, _, kind in layout.buffers):
+        for _, _, kind in layout.buffers:
+            if kind != KIND_PICKLE_BUFFER:
+                break
+        else:
             # No value stored by table index, so no persistent id to resolve: the C unpickler alone.
             try:
                 return pickle.loads(stream, buffers=views)
