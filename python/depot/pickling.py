@@ -225,7 +225,7 @@ class _Unpickler(pickle.Unpickler):
 
 
 class _Name:
-    """``object ID`` for messages, spelled only when one is raised."""
+    """``object ID`` (from the raw id) for messages, spelled only when one is raised."""
 
     __slots__ = ("oid",)
 
@@ -233,38 +233,35 @@ class _Name:
         self.oid = oid
 
     def __str__(self):
-        return "object %s" % self.oid
-
-
-def _pinned_bytes(view):
-    """A read-only byte view of the view's data that holds the pin: its exporter holds the pin until no buffer
-    made from it is alive, so releasing the view only hands the pin over."""
-    memory = memoryview(view.data)
-    view.release()
-    return memory
+        from .ids import ObjectId
+        return "object %s" % ObjectId(self.oid)
 
 
 def get_object(client, oid, timeout=None):
     """The object stored by ``put_object`` under ``oid``, waiting up to ``timeout`` seconds for it (None:
     forever). Its out-of-band buffers are read-only views of shared memory; the object stays pinned until
     the last of them is garbage-collected. Raises ObjectMissingError, ObjectFormatError."""
-    view = client.get(oid, timeout)
-    name = _Name(view.id)
+    # No ObjectView (as get_array): the pin belongs to the exporter of the buffers made below, and ends with the
+    # last of them.
+    raw, located, mapping = client._locate(oid, timeout)
+    pin = located.pin
+    name = _Name(raw)
     try:
-        if not is_object_metadata(view.metadata):
+        metadata = located.metadata
+        if metadata is None:
+            metadata = mapping.read(located.metadata_offset, located.metadata_length)
+        if not is_object_metadata(metadata):
             raise ObjectFormatError("%s was not written by put_object (its metadata does not start with %r); "
                                     "read it with get or get_array" % (name, MAGIC))
-        layout = read_layout(view.data, name)
+        memory = mapping.span(located.data_offset, located.size, pin, True)
+        layout = read_layout(memory, name)
     except BaseException:
-        view.release()
+        pin.release()
         raise
+    del pin, located
     if not layout.buffers:
-        try:
-            start, length = layout.stream
-            return _Unpickler(view.data[start:start + length], [], layout, name).load()
-        finally:
-            view.release()
-    memory = _pinned_bytes(view)
+        start, length = layout.stream
+        return _Unpickler(memory[start:start + length], [], layout, name).load()  # the stream is copied
     views = [memory[offset:offset + length] for offset, length, _ in layout.buffers]
     start, length = layout.stream
     stream = memory[start:start + length]
