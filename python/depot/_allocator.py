@@ -10,7 +10,8 @@ any Java client) rebuilds the heap from the object index.
 Allocation takes the first fit in the size's own bin (bounded scan), else the first block of any larger bin,
 else (no larger block exists) the first fit anywhere in its own bin, and splits off the rest: small blocks
 (below 1/256 of the heap, at least 64 KiB) from the top of the heap, large ones from the bottom. The Java class
-says why.
+says why. With the C extension, ``allocate`` runs the same steps in C (``_native.Slot.allocate``; tests/
+test_native.py checks that both leave the same heap).
 """
 
 import struct
@@ -43,7 +44,9 @@ def block_size_for(data_length, metadata_length):
 class HeapAllocator:
     """The allocator over one mapping's heap. Offsets are heap offsets (0 = the first block)."""
 
-    def __init__(self, mapping):
+    def __init__(self, mapping, native=None):
+        #: the C extension's ``Slot`` on this mapping, which allocates in one call (``_native.c``), or None
+        self._native = native
         self._mm = mapping.mm
         self._heap = mapping.heap_offset
         self._length = mapping.heap_length
@@ -119,6 +122,8 @@ class HeapAllocator:
 
     def allocate(self, size):
         """A block of exactly ``size`` bytes or more (a multiple of 64): its offset, or -1 when none fits."""
+        if self._native is not None:
+            return self._native.allocate(size, self.small_limit)  # the same steps, in C
         if size <= 0 or size > self._length or size & (HB.ALIGNMENT - 1):
             return NONE
         small = size < self.small_limit

@@ -30,6 +30,9 @@ def deadline_of(timeout):
     at least ``FOREVER_SECONDS``), 0 does not wait."""
     if timeout is None:
         return None
+    kind = type(timeout)
+    if (kind is int or kind is float) and timeout == 0:
+        return 0  # the common "do not wait", without the checks below
     if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real):
         raise ArgumentTypeError("timeout must be None (wait forever) or seconds as a number, got %s %r"
                                 % (type(timeout).__name__, timeout))

@@ -45,16 +45,18 @@ _SPIN_NANOS = 20_000
 
 
 class Located:
-    """A pinned object: its pin and where its bytes lie in the store file."""
+    """A pinned object: its pin and where its bytes lie in the store file (and, from the C path, a copy of its
+    metadata, else None)."""
 
-    __slots__ = ("pin", "data_offset", "size", "metadata_offset", "metadata_length")
+    __slots__ = ("pin", "data_offset", "size", "metadata_offset", "metadata_length", "metadata")
 
-    def __init__(self, pin, data_offset, size, metadata_offset, metadata_length):
+    def __init__(self, pin, data_offset, size, metadata_offset, metadata_length, metadata=None):
         self.pin = pin
         self.data_offset = data_offset
         self.size = size
         self.metadata_offset = metadata_offset
         self.metadata_length = metadata_length
+        self.metadata = metadata
 
 
 class IndexReader:
@@ -98,6 +100,9 @@ class IndexReader:
 
     def try_pin(self, raw, home=None):
         """Pins the sealed object with id ``raw`` (20 bytes): a ``Located``, or None when there is none."""
+        native = self.slot.native
+        if native is not None:
+            return self._try_pin_native(native, raw)
         if home is None:
             home = self.home_of(raw)
         evicting_since = 0
@@ -129,6 +134,35 @@ class IndexReader:
                 return None
             # The slot was reused between lookup and pin: look again.
             slot_table.unpin_quietly(position)
+
+    def _try_pin_native(self, native, raw):
+        """``try_pin`` with the lookup, the pin, the state check and the entry's fields in one C call
+        (``_native.Slot.pin``, which checks what it reads as ``_located`` does)."""
+        slot_table = self.slot
+        evicting_since = 0
+        while True:
+            position = slot_table.take_position()
+            try:
+                found = native.pin(raw, position)
+            except BaseException:
+                slot_table.give_back(position)  # the record is clear
+                raise
+            if found is None:
+                slot_table.give_back(position)
+                return None
+            if len(found) == 4:
+                record, data_offset, size, metadata = found
+                return Located(Pin(slot_table, position, record), data_offset, size, data_offset + size,
+                               len(metadata), metadata)
+            # Pinned, but no longer sealed: a deleter may have seen this transient pin and deferred.
+            record, word = found
+            slot_table.unpin(position, record)
+            if word & 0xFF != ES.EVICTING:
+                return None
+            evicting_since = evicting_since or time.monotonic_ns()
+            if time.monotonic_ns() - evicting_since > _EVICTING_WAIT_NANOS:
+                return None
+            os.sched_yield()
 
     def _located(self, index_slot, pin):
         m = self.mapping
@@ -260,10 +294,11 @@ class IndexReader:
         within the same deadline (with 0, up to Java's ``Store.SPILL_WAIT_NANOS``); a restore that the daemon
         reports failed raises at once (ObjectLostError), or, when it found no room, StoreFullError at the
         deadline (at once with 0)."""
-        home = self.home_of(raw)
-        located = self.try_pin(raw, home)
+        native = self.slot.native
+        located = self._try_pin_native(native, raw) if native is not None else self.try_pin(raw)
         if located is not None:
             return located
+        home = self.home_of(raw)
         spilled = self.request_restore(raw)
         no_wait = deadline_ns == 0
         if spilled is not None:

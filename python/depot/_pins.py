@@ -7,6 +7,9 @@ process killed at any instruction leaves only whole records, which the daemon cl
 slot of a dead process (every 100 ms). Free record positions are a process-local stack (lowest first, so
 the high-water mark that scanners read stays low), published high-water mark before record.
 
+With the C extension (``depot._accel``) a ``_native.Slot`` publishes and releases the records, the whole release
+in one call; without it each atomic access is a ``ctypes`` call. The free positions are Python's on both paths.
+
 Thread-safe, and safe to call from finalisers: ``unpin`` waits for no lock (list append and pop are atomic in
 CPython; a delete it finishes takes the allocator lock only if it is free at once). After ``os.fork()`` the
 slot is the parent's: the child neither pins nor unpins in it.
@@ -18,6 +21,7 @@ import time
 from . import _atomics as atomics
 from . import _process
 from . import _space as space
+from ._accel import native as _native
 from ._layout import ClientTableDescriptor as CT
 from ._layout import EntryState
 from ._layout import IndexEntryDescriptor as IE
@@ -67,6 +71,10 @@ class ClientSlot:
         self._creating = 0
         # one entry while the slot is registered: popped (atomically) by whoever frees it
         self._registered = [True]
+        #: the C extension's view of this slot (``pin``, ``publish``, ``release``, ``clear``), or None: ctypes
+        self.native = None if _native is None else _native.Slot(
+            mapping, mapping.base, mapping.file_length, mapping.index_offset, mapping.index_slots,
+            mapping.heap_offset, mapping.heap_length, self.address - mapping.base, self.capacity, mapping.path)
 
     def _claim(self, table):
         for c in range(self.mapping.max_clients):
@@ -83,46 +91,81 @@ class ClientSlot:
     def held(self):
         return self.capacity - len(self._free)
 
+    def take_position(self):
+        """A free record position, taken for a pin about to be published (``give_back`` returns it unused).
+
+        Without a lock: the pop is atomic, and ``close`` sets ``_closed`` before it looks whether every position
+        is free, so either it sees this one taken (and leaves the slot to the last ``give_back``) or this sees
+        it closed after the pop (and gives the position back, which frees the slot)."""
+        if self._closed:
+            raise ClientClosedError("this Depot client is closed; connect again")
+        try:
+            position = self._free.pop()
+        except IndexError:
+            raise ResourceLimitError("this client holds %d pinned objects, the most a client may; release views "
+                                     "(and drop arrays) you no longer need" % self.capacity) from None
+        if self._closed:
+            self.give_back(position)
+            raise ClientClosedError("this Depot client is closed; connect again")
+        if self.native is None and position >= self._high_water:
+            with self._lock:
+                if position >= self._high_water:
+                    self._high_water = position + 1
+                    # Published before the record: a scanner that sees the record sees it within the mark.
+                    atomics.put_int_release(self.address + CT.PIN_HIGH_WATER_OFFSET, self._high_water)
+        return position
+
+    def give_back(self, position):
+        """Returns a position whose record is clear; the slot is freed after the last one once it is closed."""
+        self._free.append(position)
+        if self._closed and len(self._free) == self.capacity and not self._creating:
+            self._release_slot()
+
     def pin(self, record):
         """Publishes a pin record (volatile: the caller's next volatile load of the entry cannot move before it,
         the Dekker handshake with a deleter's CAS then scan) and returns its position."""
-        with self._lock:
-            if self._closed:
-                raise ClientClosedError("this Depot client is closed; connect again")
-            if not self._free:
-                raise ResourceLimitError("this client holds %d pinned objects, the most a client may; release views "
-                                         "(and drop arrays) you no longer need" % self.capacity)
-            position = self._free.pop()
-            if position >= self._high_water:
-                self._high_water = position + 1
-                # Published before the record: a scanner that sees the record sees it within the high-water mark.
-                atomics.put_int_release(self.address + CT.PIN_HIGH_WATER_OFFSET, self._high_water)
-        atomics.put_long_volatile(self._records + position * CT.PIN_RECORD_LENGTH, record)
+        position = self.take_position()
+        if self.native is not None:
+            self.native.publish(position, record)  # the high-water mark, then the record
+        else:
+            atomics.put_long_volatile(self._records + position * CT.PIN_RECORD_LENGTH, record)
         return position
 
-    def unpin(self, position, record):
+    def unpin(self, position, record, record_use=False):
         """Clears a record (volatile), then looks at the entry (volatile) as Java's last unpinner does: a delete
         that this pin held back (DELETE_PENDING, same generation) is finished here (``finish_pending_delete``,
         which frees it when no other pin is left and the lock is free), else by the daemon's sweep within its reap
-        interval."""
+        interval. With ``record_use``, first records a use of the entry (``record_use``)."""
         if self.fork_generation != _process._fork_generation:
             return  # the parent's pin: not ours to release
-        atomics.put_long_volatile(self._records + position * CT.PIN_RECORD_LENGTH, 0)
-        # the object may be evictable now: a create waiting for room that may evict tries again (as Java's unpin)
-        space.object_became_evictable(self.mapping.base)
+        native = self.native
+        if native is not None:
+            # the use, the record, the space sequence and the state word, in one call
+            word = native.release(position, record, record_use)
+        else:
+            if record_use:
+                self.record_use(record)
+            atomics.put_long_volatile(self._records + position * CT.PIN_RECORD_LENGTH, 0)
+            # the object may be evictable now: a create waiting for room that may evict tries again (as Java's unpin)
+            space.object_became_evictable(self.mapping.base)
+            word = 0
+            if self.finish_pending_delete is not None:
+                word = atomics.get_long_volatile(self._entries + ((record >> 32) - 1) * IE.ENTRY_LENGTH
+                                                 + IE.STATE_WORD_OFFSET)
+                if word & 0xFF != EntryState.DELETE_PENDING or word >> IE.GENERATION_SHIFT != record & 0xFFFFFFFF:
+                    word = 0
         # before the position is free again: until then the slot cannot be given back, so the delete finished
         # here (owned by this slot) is this slot's
-        finish = self.finish_pending_delete
-        if finish is not None:
-            index_slot = (record >> 32) - 1
-            word = atomics.get_long_volatile(self._entries + index_slot * IE.ENTRY_LENGTH + IE.STATE_WORD_OFFSET)
-            if word & 0xFF == EntryState.DELETE_PENDING and word >> IE.GENERATION_SHIFT == record & 0xFFFFFFFF:
+        if word:
+            finish = self.finish_pending_delete
+            if finish is not None:
                 try:
-                    finish(index_slot, word)
+                    finish((record >> 32) - 1, word)
                 except Exception:
                     pass  # the daemon's sweep finishes it; an unpin (often a finaliser) must not fail
-        self._free.append(position)
-        if self._closed and len(self._free) == self.capacity and not self._creating:
+        free = self._free
+        free.append(position)
+        if self._closed and len(free) == self.capacity and not self._creating:
             self._release_slot()
 
     def creating(self, delta):
@@ -148,7 +191,10 @@ class ClientSlot:
 
     def unpin_quietly(self, position):
         """Clears a record whose pin never took (the entry changed between lookup and pin)."""
-        atomics.put_long_volatile(self._records + position * CT.PIN_RECORD_LENGTH, 0)
+        if self.native is not None:
+            self.native.clear(position)
+        else:
+            atomics.put_long_volatile(self._records + position * CT.PIN_RECORD_LENGTH, 0)
         self._free.append(position)
 
     def close(self):
@@ -199,8 +245,7 @@ class Pin:
             slot = self._cell.pop()  # atomic: of two threads releasing at once, one does it
         except IndexError:
             return
-        slot.record_use(self.record)
-        slot.unpin(self.position, self.record)
+        slot.unpin(self.position, self.record, True)
 
     def __del__(self):
         try:

@@ -112,7 +112,9 @@ def get_array(client, oid, timeout=None):
     raw, located, mapping = client._locate(oid, timeout)
     pin = located.pin
     try:
-        metadata = mapping.read(located.metadata_offset, located.metadata_length)
+        metadata = located.metadata
+        if metadata is None:
+            metadata = mapping.read(located.metadata_offset, located.metadata_length)
         dtype, shape, expected = _parsed_header(np, metadata)
         if expected != located.size:
             raise ValueError("object %s holds %d bytes but its header says %s %s (%d bytes)"

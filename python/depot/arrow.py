@@ -142,7 +142,6 @@ def get_table(client, oid, timeout=None):
         raise
     # The pin now belongs to the buffers: released (at the next request) once none of them is alive.
     view._detach()
-    client._views.discard(view)
     weakref.finalize(pin, client._defer_release, bytes(view.id), client._epoch)
     return table
 

@@ -66,8 +66,9 @@ class Client:
         self.store_file = os.path.join(self.directory, STORE_FILE_NAME)
         self._lock = threading.RLock()
         self._closed = False
-        self._views = weakref.WeakSet()
-        self._views_lock = threading.Lock()
+        # the views handed out, by pin position (each position holds at most one pin at a time, so an entry is
+        # replaced when its position is reused): weak references, released by close()
+        self._views = {}
         self._writers = set()
         self._subscriptions = weakref.WeakSet()
         # counts connections (reconnects, forks): a writer of an earlier one cannot be sealed on a later one
@@ -141,8 +142,7 @@ class Client:
             if self._fork_generation == _process.fork_generation():
                 return
             self._conn.close()  # our copy of the parent's socket: the parent's connection carries on
-            with self._views_lock:
-                self._views = weakref.WeakSet()
+            self._views = {}
             self._writers = set()
             self._deferred_local_aborts = []
             self._epoch += 1
@@ -342,20 +342,35 @@ class Client:
         """Gets a sealed object, waiting up to ``timeout`` seconds for it (None, or inf, or 2**31 s and more:
         forever; 0: do not wait). Returns an ``ObjectView`` pinned until released (or collected). Raises
         ObjectMissingError."""
-        raw, located, _ = self._locate(oid, timeout)
-        return self._view(raw, located, oid)
-
-    def _locate(self, oid, timeout):
-        """``(raw id, Located, mapping)``: the object pinned, as ``get`` waits for it, and the mapping it lies
-        in; raises ObjectMissingError. The caller owns the pin (``located.pin``)."""
-        raw = _raw_id(oid)
+        # _locate and _view, inline: this is the hot path
+        if type(oid) is ObjectId:
+            raw = oid._bytes
+        else:
+            raw = _raw_id(oid)
+            oid = ObjectId(raw)
         deadline = deadline_of(timeout)
         reader = self._reader_for_get()
         located = reader.get(raw, deadline)
         if located is None:
-            raise ObjectMissingError("object %s %s in the store at %s" % (
-                ObjectId(raw), "does not exist" if deadline == 0 else "was not sealed " + describe_timeout(timeout),
-                self.directory))
+            self._missing(raw, deadline, timeout)
+        view = ObjectView(self._mapping, oid, located)
+        self._views[located.pin.position] = weakref.ref(view)  # one atomic store: no lock
+        return view
+
+    def _missing(self, raw, deadline, timeout):
+        raise ObjectMissingError("object %s %s in the store at %s" % (
+            ObjectId(raw), "does not exist" if deadline == 0 else "was not sealed " + describe_timeout(timeout),
+            self.directory))
+
+    def _locate(self, oid, timeout):
+        """``(raw id, Located, mapping)``: the object pinned, as ``get`` waits for it, and the mapping it lies
+        in; raises ObjectMissingError. The caller owns the pin (``located.pin``)."""
+        raw = oid._bytes if type(oid) is ObjectId else _raw_id(oid)
+        deadline = deadline_of(timeout)
+        reader = self._reader_for_get()
+        located = reader.get(raw, deadline)
+        if located is None:
+            self._missing(raw, deadline, timeout)
         return raw, located, reader.mapping
 
     def get_many(self, oids, timeout=None):
@@ -378,8 +393,7 @@ class Client:
 
     def _view(self, raw, located, oid=None):
         view = ObjectView(self._mapping, oid if type(oid) is ObjectId else ObjectId(raw), located)
-        with self._views_lock:
-            self._views.add(view)
+        self._views[located.pin.position] = weakref.ref(view)  # one atomic store: no lock
         return view
 
     def contains(self, oid):
@@ -509,10 +523,10 @@ class Client:
                 return
             forked = self._fork_generation != _process.fork_generation()
             if not forked:
-                with self._views_lock:
-                    views = list(self._views)
-                for view in views:
-                    view.release()
+                for ref in list(self._views.values()):
+                    view = ref()
+                    if view is not None:
+                        view.release()
                 for writer in list(self._writers):
                     if writer._local is not None and writer._state == "open":
                         # Now, even under buffers still alive: a closed client gives back what it held.
@@ -547,7 +561,6 @@ def _replace_locks_after_fork():
     # A lock another thread of the parent held at the fork would stay locked in the child forever.
     for client in list(_clients):
         client._lock = threading.RLock()
-        client._views_lock = threading.Lock()
 
 
 _process.on_fork_in_child(_replace_locks_after_fork)

@@ -26,7 +26,9 @@ class ObjectView:
         self.offset = located.data_offset
         self.size = located.size
         #: the object's metadata (a copy, bytes)
-        self.metadata = mapping.read(located.metadata_offset, located.metadata_length)
+        metadata = located.metadata
+        self.metadata = metadata if metadata is not None else mapping.read(located.metadata_offset,
+                                                                           located.metadata_length)
         self._mapping = mapping
         self._pin = located.pin
         self._data = None

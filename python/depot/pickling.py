@@ -172,21 +172,25 @@ def read_layout(data, name="object"):
         raise ObjectFormatError("%s says it has %d buffers; their table does not fit in its %d bytes"
                                 % (name, count, size))
 
-    def check(what, offset, length):
-        if offset < table_end or length > size or offset > size - length:
-            raise ObjectFormatError("%s: %s at %d..%d lies outside the data %d..%d"
-                                    % (name, what, offset, offset + length, table_end, size))
-
-    check("the pickle stream", stream_offset, stream_length)
+    if stream_offset < table_end or stream_length > size or stream_offset > size - stream_length:
+        _outside(name, "the pickle stream", stream_offset, stream_length, table_end, size)
     buffers = []
+    at = HEADER.size
     for i in range(count):
-        offset, length, kind, _ = ENTRY.unpack_from(data, HEADER.size + i * ENTRY.size)
-        check("buffer %d" % i, offset, length)
+        offset, length, kind, _ = ENTRY.unpack_from(data, at)
+        at += ENTRY.size
+        if offset < table_end or length > size or offset > size - length:
+            _outside(name, "buffer %d" % i, offset, length, table_end, size)
         if kind >= len(KIND_NAMES):
             raise ObjectFormatError("%s: buffer %d has kind %d; known kinds are 0..%d"
                                     % (name, i, kind, len(KIND_NAMES) - 1))
         buffers.append((offset, length, kind))
     return Layout((stream_offset, stream_length), buffers)
+
+
+def _outside(name, what, offset, length, table_end, size):
+    raise ObjectFormatError("%s: %s at %d..%d lies outside the data %d..%d"
+                            % (name, what, offset, offset + length, table_end, size))
 
 
 class _Unpickler(pickle.Unpickler):
@@ -220,40 +224,58 @@ class _Unpickler(pickle.Unpickler):
                                 % (self._name, pid))
 
 
-def _pinned_bytes(view):
-    """A read-only byte view of the view's data that holds the pin: its exporter holds the pin until no buffer
-    made from it is alive, so releasing the view only hands the pin over."""
-    memory = memoryview(view.data)
-    view.release()
-    return memory
+class _Name:
+    """``object ID`` (from the raw id) for messages, spelled only when one is raised."""
+
+    __slots__ = ("oid",)
+
+    def __init__(self, oid):
+        self.oid = oid
+
+    def __str__(self):
+        from .ids import ObjectId
+        return "object %s" % ObjectId(self.oid)
 
 
 def get_object(client, oid, timeout=None):
     """The object stored by ``put_object`` under ``oid``, waiting up to ``timeout`` seconds for it (None:
     forever). Its out-of-band buffers are read-only views of shared memory; the object stays pinned until
     the last of them is garbage-collected. Raises ObjectMissingError, ObjectFormatError."""
-    view = client.get(oid, timeout)
-    name = "object %s" % view.id
+    # No ObjectView (as get_array): the pin belongs to the exporter of the buffers made below, and ends with the
+    # last of them.
+    raw, located, mapping = client._locate(oid, timeout)
+    pin = located.pin
+    name = _Name(raw)
     try:
-        if not is_object_metadata(view.metadata):
+        metadata = located.metadata
+        if metadata is None:
+            metadata = mapping.read(located.metadata_offset, located.metadata_length)
+        if not is_object_metadata(metadata):
             raise ObjectFormatError("%s was not written by put_object (its metadata does not start with %r); "
                                     "read it with get or get_array" % (name, MAGIC))
-        layout = read_layout(view.data, name)
+        memory = mapping.span(located.data_offset, located.size, pin, True)
+        layout = read_layout(memory, name)
     except BaseException:
-        view.release()
+        pin.release()
         raise
+    del pin, located
     if not layout.buffers:
-        try:
-            start, length = layout.stream
-            return _Unpickler(view.data[start:start + length], [], layout, name).load()
-        finally:
-            view.release()
-    memory = _pinned_bytes(view)
+        start, length = layout.stream
+        return _Unpickler(memory[start:start + length], [], layout, name).load()  # the stream is copied
     views = [memory[offset:offset + length] for offset, length, _ in layout.buffers]
     start, length = layout.stream
     stream = memory[start:start + length]
     del memory
     try:
+        for _, _, kind in layout.buffers:
+            if kind != KIND_PICKLE_BUFFER:
+                break
+        else:
+            # No value stored by table index, so no persistent id to resolve: the C unpickler alone.
+            try:
+                return pickle.loads(stream, buffers=views)
+            except pickle.UnpicklingError as e:
+                raise ObjectFormatError("%s: its pickle stream cannot be read: %s" % (name, e)) from None
         return _Unpickler(stream, views, layout, name).load()
     finally:
         stream.release()

@@ -5,6 +5,9 @@ import base64
 import hashlib
 import importlib.util
 import os
+import shutil
+import sys
+import sysconfig
 import zipfile
 
 import pytest
@@ -32,14 +35,15 @@ def jars(tmp_path):
 
 
 def test_wheel_should_hold_the_package_the_jars_and_a_record_of_every_file(jars, tmp_path):
-    wheel = _builder().build(os.path.join(REPO, "python"), str(jars), str(tmp_path / "out"))
+    wheel = _builder().build(os.path.join(REPO, "python"), str(jars), str(tmp_path / "out"), pure=True)
     assert os.path.basename(wheel) == "depot_shm-0.1.0-py3-none-any.whl"
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
         info = "depot_shm-0.1.0.dist-info/"
         assert {"depot/__init__.py", "depot/daemon.py", "depot/_jars/depot-cli-9.9.jar",
                 "depot/_jars/picocli-4.7.7.jar", info + "METADATA", info + "WHEEL", info + "RECORD"} <= set(names)
-        assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc") or n.startswith("tests/")]
+        assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".c", ".so")) or n.startswith("tests/")]
+        assert "Root-Is-Purelib: true\nTag: py3-none-any\n" in z.read(info + "WHEEL").decode()
         metadata = z.read(info + "METADATA").decode()
         assert "Name: depot-shm\n" in metadata and 'Requires-Dist: numpy ; extra == "numpy"' in metadata
         assert "depot = depot.command:main" in z.read(info + "entry_points.txt").decode()
@@ -67,3 +71,17 @@ def test_jars_without_the_cli_are_refused(tmp_path):
     (tmp_path / "jars").mkdir()
     with pytest.raises(SystemExit, match=r"no depot-cli-\*\.jar in .*jars \(found 0 jars\)"):
         _builder().build(os.path.join(REPO, "python"), str(tmp_path / "jars"), str(tmp_path / "out"))
+
+
+def test_wheel_should_carry_the_c_extension_for_this_python_when_it_compiles(jars, tmp_path):
+    pytest.importorskip("setuptools", reason="the extension is built with setuptools")
+    if shutil.which((sysconfig.get_config_var("CC") or "cc").split()[0]) is None:
+        pytest.skip("no C compiler: the wheel is pure")
+    wheel = _builder().build(os.path.join(REPO, "python"), str(jars), str(tmp_path / "out"))
+    tag = "cp%d%d" % sys.version_info[:2]
+    assert os.path.basename(wheel).startswith("depot_shm-0.1.0-%s-%s-linux_" % (tag, tag))
+    with zipfile.ZipFile(wheel) as z:
+        assert "depot/_native" + sysconfig.get_config_var("EXT_SUFFIX") in z.namelist()
+        assert "Root-Is-Purelib: false\n" in z.read("depot_shm-0.1.0.dist-info/WHEEL").decode()
+        assert not [n for n in z.namelist() if n.endswith(".c")]
+    assert os.listdir(tmp_path / "out") == [os.path.basename(wheel)]

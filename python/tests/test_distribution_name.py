@@ -17,7 +17,7 @@ def test_pyproject_names_the_distribution_the_daemon_discovery_looks_up():
     with open(os.path.join(PYTHON, "pyproject.toml"), "rb") as f:
         project = tomllib.load(f)
     assert project["project"]["name"] == depot.daemon.DISTRIBUTION_NAME == "depot-shm"
-    assert project["tool"]["flit"]["module"]["name"] == "depot"
+    assert project["tool"]["setuptools"]["packages"]["find"]["include"][0] == "depot"
 
 
 def test_every_install_hint_in_the_package_names_the_distribution():

@@ -3,10 +3,13 @@ daemon's jars (depot-cli and its runtime dependencies) inside it at ``depot/_jar
 
     python3 build_wheel.py --python PYTHON_DIR --jars JARS_DIR --out OUT_DIR
 
-The metadata (name, version, extras, entry points, console scripts) is read from ``python/pyproject.toml``;
-the wheel is ``NAME-VERSION-py3-none-any.whl`` (PEP 427). Offline and reproducible: entries in sorted order,
-each dated ``$SOURCE_DATE_EPOCH`` (default 1980-01-01), files 0644, so the same inputs give the same bytes.
-Needs Python 3.11 or newer (``tomllib``).
+The metadata (name, version, extras, entry points, console scripts) is read from ``python/pyproject.toml``.
+The C extension ``depot._native`` (``python/setup.py``) is compiled for the Python running this script when it
+can be (setuptools and a C compiler): the wheel is then ``NAME-VERSION-cpXY-cpXY-PLATFORM.whl``, for that Python
+version and platform; else, or with ``--pure``, ``NAME-VERSION-py3-none-any.whl``, whose client runs on ctypes
+(PEP 427). Offline and reproducible: entries in sorted order, each dated ``$SOURCE_DATE_EPOCH`` (default
+1980-01-01), files 0644, the extension compiled without debug information, so the same inputs give the same
+bytes. Needs Python 3.11 or newer (``tomllib``).
 """
 
 import argparse
@@ -14,7 +17,11 @@ import base64
 import hashlib
 import os
 import re
+import shutil
+import subprocess
 import sys
+import sysconfig
+import tempfile
 import time
 import zipfile
 
@@ -26,7 +33,10 @@ except ImportError:  # pragma: no cover - Python < 3.11
 #: where the jars go inside the package; python/depot/daemon.py looks there first
 JARS_DIR = "_jars"
 DEFAULT_EPOCH = 315532800  # 1980-01-01, the earliest date a zip entry can carry
-SKIP = re.compile(r"(^|/)(__pycache__|\.[^/]*)(/|$)|\.py[co]$")
+# caches, hidden files, the extension's source and any extension built in place in the checkout
+SKIP = re.compile(r"(^|/)(__pycache__|\.[^/]*)(/|$)|\.(py[co]|c|so)$")
+#: the extension module, as python/setup.py names it
+NATIVE = "depot._native"
 
 
 def _normalized(name):
@@ -74,12 +84,43 @@ def _package_files(python_dir, module):
                 yield arc, path
 
 
-def build(python_dir, jars_dir, out_dir):
-    """Writes the wheel into ``out_dir`` and returns its path."""
+def _compile_native(python_dir, build_dir):
+    """``(archive name, path)`` of the extension compiled by ``python/setup.py build_ext`` into ``build_dir``, or
+    None when it could not be (no setuptools, no compiler: the setup marks it optional)."""
+    lib = os.path.join(build_dir, "lib")
+    result = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--build-lib", lib,
+                             "--build-temp", os.path.join(build_dir, "temp")],
+                            cwd=python_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    arc = NATIVE.replace(".", "/") + suffix
+    path = os.path.join(lib, arc)
+    if result.returncode != 0 or not os.path.isfile(path):
+        print("build_wheel.py: the C extension %s was not built, the wheel is pure (ctypes):\n%s"
+              % (NATIVE, result.stdout.strip()), file=sys.stderr)
+        return None
+    return arc, path
+
+
+def _tag(native):
+    """The wheel's tag: this Python and platform with the extension, any Python 3 without."""
+    if native is None:
+        return "py3-none-any"
+    python = "cp%d%d" % sys.version_info[:2]
+    return "%s-%s-%s" % (python, python, re.sub(r"[-.]", "_", sysconfig.get_platform()))
+
+
+def build(python_dir, jars_dir, out_dir, pure=False):
+    """Writes the wheel into ``out_dir`` and returns its path; with ``pure``, without the C extension."""
+    with tempfile.TemporaryDirectory(prefix="depot-wheel-") as build_dir:
+        native = None if pure else _compile_native(python_dir, build_dir)
+        return _build(python_dir, jars_dir, out_dir, native)
+
+
+def _build(python_dir, jars_dir, out_dir, native):
     with open(os.path.join(python_dir, "pyproject.toml"), "rb") as f:
         pyproject = tomllib.load(f)
     project = pyproject["project"]
-    module = pyproject.get("tool", {}).get("flit", {}).get("module", {}).get("name", project["name"])
+    module = pyproject["tool"]["setuptools"]["packages"]["find"]["include"][0]
     jars = sorted(j for j in os.listdir(jars_dir) if j.endswith(".jar"))
     if not any(j.startswith("depot-cli-") for j in jars):
         raise SystemExit("no depot-cli-*.jar in %s (found %d jars): build depot-cli first" % (jars_dir, len(jars)))
@@ -95,16 +136,20 @@ def build(python_dir, jars_dir, out_dir):
     info = "%s-%s.dist-info" % (name, project["version"])
     entries = list(_package_files(python_dir, module))
     entries += [("%s/%s/%s" % (module, JARS_DIR, j), os.path.join(jars_dir, j)) for j in jars]
+    if native is not None:
+        entries.append(native)
+    entries.sort()
+    tag = _tag(native)
     generated = [
         (info + "/METADATA", _metadata(project, readme).encode("utf-8")),
-        (info + "/WHEEL", b"Wheel-Version: 1.0\nGenerator: depot build_wheel.py\nRoot-Is-Purelib: true\n"
-                          b"Tag: py3-none-any\n"),
+        (info + "/WHEEL", ("Wheel-Version: 1.0\nGenerator: depot build_wheel.py\nRoot-Is-Purelib: %s\nTag: %s\n"
+                           % ("true" if native is None else "false", tag)).encode("ascii")),
         (info + "/entry_points.txt", _entry_points(project).encode("utf-8")),
     ]
     epoch = int(os.environ.get("SOURCE_DATE_EPOCH", DEFAULT_EPOCH))
     stamp = time.gmtime(max(epoch, DEFAULT_EPOCH))[:6]
     os.makedirs(out_dir, exist_ok=True)
-    wheel = os.path.join(out_dir, "%s-%s-py3-none-any.whl" % (name, project["version"]))
+    wheel = os.path.join(out_dir, "%s-%s-%s.whl" % (name, project["version"], tag))
     record = []
     tmp = wheel + ".tmp"
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
@@ -126,6 +171,11 @@ def build(python_dir, jars_dir, out_dir):
         entry.external_attr = 0o644 << 16
         z.writestr(entry, ("\n".join(record) + "\n").encode("utf-8"), zipfile.ZIP_DEFLATED)
     os.replace(tmp, wheel)
+    # one wheel of this version in out_dir: an earlier build's with the other tag would be installed instead
+    for other in os.listdir(out_dir):
+        if other.startswith("%s-%s-" % (name, project["version"])) and other.endswith(".whl") \
+                and other != os.path.basename(wheel):
+            os.remove(os.path.join(out_dir, other))
     return wheel
 
 
@@ -134,8 +184,9 @@ def main(argv=None):
     p.add_argument("--python", required=True, help="the folder holding pyproject.toml and the package")
     p.add_argument("--jars", required=True, help="a folder of the daemon's jars (depot-cli and its dependencies)")
     p.add_argument("--out", required=True, help="where to write the wheel")
+    p.add_argument("--pure", action="store_true", help="without the C extension: a py3-none-any wheel")
     args = p.parse_args(argv)
-    print(build(args.python, args.jars, args.out))
+    print(build(args.python, args.jars, args.out, args.pure))
 
 
 if __name__ == "__main__":

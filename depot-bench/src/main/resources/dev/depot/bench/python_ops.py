@@ -5,7 +5,9 @@ same run: the same data pickled through a multiprocessing pipe to another Python
 Python program without Depot does), and for small operations also the round trip of a 1-byte message on a
 UNIX socket between two Python processes (the floor of any request to a daemon). Prints one JSON line per
 case: {"case", "p50_ns", "p99_ns", "n", "baseline": {...}, "target_ns"[, "target_text"]} or {"case", "skipped":
-reason}; "target_text" (no target_ns) marks a breakdown figure, "none (what it is for)".
+reason}; "target_text" without "target_ns" marks a breakdown figure, "none (what it is for)", and beside it says
+what the target is made of. Every baseline names the client's implementation ("client": "native", the C extension
+depot._native, or "ctypes", the fallback; see depot._accel).
 usage: python_ops.py DIR QUICK(0|1)
 """
 import gc
@@ -17,6 +19,7 @@ import sys
 import time
 
 import depot
+from depot import _accel
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -152,9 +155,12 @@ def emit(case, samples, baseline, target_ns, target_text=None):
     print(json.dumps(line), flush=True)
 
 
+CLIENT = "ctypes" if _accel.native is None else "native"
+
+
 def baseline_of(kind, samples, **extra):
     p50, p99 = percentiles(samples)
-    b = {"kind": kind, "p50_ns": p50, "p99_ns": p99}
+    b = {"kind": kind, "p50_ns": p50, "p99_ns": p99, "client": CLIENT}
     b.update(extra)
     return b
 
@@ -187,9 +193,11 @@ def main():
         pipe = Pipe(payload)
         base = timed(pipe.fetch, pipe_n if size > MIB else n, 1 if size > MIB else n // 10)
         pipe.close()
+        # at most 3 µs, and at most a quarter of the socket round trip: a request to a daemon could not do it
         emit("get+release %s" % ("1 KiB" if size == KIB else big), samples,
              baseline_of("the bytes pickled through a multiprocessing pipe", base, socket_round_trip_p50_ns=socket_p50),
-             10_000)
+             min(3_000, socket_p50 // 4),
+             "p50 <= 3 us and <= 1/4 of the socket round trip (%.1f us)" % (socket_p50 / 1000))
         client.delete(oid)
 
     try:
@@ -247,7 +255,7 @@ def main():
     pipe.close()
     put_baseline = baseline_of("the bytes pickled through a multiprocessing pipe and acknowledged", base,
                                socket_round_trip_p50_ns=socket_p50)
-    emit("put 1 KiB", samples, put_baseline, 30_000)
+    emit("put 1 KiB", samples, put_baseline, 10_000)
     if bare is not None:
         emit("put 1 KiB, bare PUT frames", bare, put_baseline, None,
              "none (a put through the daemon, as when it must make room: the socket's and the daemon's share)")
@@ -301,7 +309,7 @@ def main():
              baseline_of("pickled through a multiprocessing pipe to a process that sends it back", base), None)
         emit("get_object %s" % label, get_samples,
              baseline_of("received pickled through a multiprocessing pipe", fetch),
-             30_000 if label.endswith("array") else None)
+             10_000 if label.endswith("array") else None)
         gc.collect()
     client.close()
 
