@@ -1,6 +1,6 @@
 /*
- * What a process's first access of a page of a shared tmpfs mapping costs here (docs/BENCHMARKS.md, "Issue 10,
- * item 4"): fresh pages, the same pages again through the same mapping, through a new mapping, and through a new
+ * What a process's first access of a page of a shared tmpfs mapping costs here (the figures behind
+ * docs/DESIGN.md's and BENCHMARKS.md's first-touch costs): fresh pages, the same pages again through the same mapping, through a new mapping, and through a new
  * mapping pre-faulted with MADV_POPULATE_WRITE. CPU time of this process, and its minor faults.
  *   cc -O2 -o /tmp/first_touch depot-bench/probes/first_touch.c && /tmp/first_touch
  */

@@ -1,5 +1,5 @@
 /*
- * The wake benchmark's pattern without Java (docs/BENCHMARKS.md, "Issue 10, item 4"): a child says it waits,
+ * The wake benchmark's pattern without Java (`depot bench wake`'s floor): a child says it waits,
  * the parent sleeps 1 ms, stamps CLOCK_MONOTONIC and wakes it, through a shared futex word, then through a
  * UNIX stream socket; the child records now minus the stamp. p50 and p90 of 2,000 wakes each.
  *   cc -O2 -o /tmp/futex_wake depot-bench/probes/futex_wake.c && /tmp/futex_wake
