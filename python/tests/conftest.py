@@ -254,3 +254,9 @@ def pytest_sessionstart(session):
         import depot
         if not os.path.abspath(depot.__file__).startswith(os.path.abspath(expected) + os.sep):
             raise pytest.UsageError("expected the depot installed in %s, but imported %s" % (expected, depot.__file__))
+
+
+def system_packages():
+    """The Debian packages bin/lib/system-packages.sh installs for /usr/bin/python3 (its DEPOT_APT_PACKAGES)."""
+    with open(os.path.join(REPO, "bin", "lib", "system-packages.sh")) as f:
+        return re.search(r"DEPOT_APT_PACKAGES=\(([^)]*)\)", f.read()).group(1).split()

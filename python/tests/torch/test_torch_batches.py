@@ -96,7 +96,7 @@ def test_an_epoch_left_early_leaves_no_batch_behind(shared_daemon, tmp_path):
 
 
 def children(exclude):
-    """The pids of this process's child processes, but ``exclude``."""
+    """The pids of this process's child processes, but those in ``exclude``."""
     kids = set()
     for task in os.listdir("/proc/self/task"):
         try:
@@ -125,24 +125,24 @@ def test_persistent_workers_left_early_leave_no_batch_pin_or_process(shared_daem
     cached = SharedCache(Recorded(64, 64, str(tmp_path / "log")), dir=shared_daemon.dir, namespace=uuid.uuid4().hex)
     loader = BatchLoader(cached, dir=shared_daemon.dir, batch_size=2, num_workers=2, prefetch_factor=4,
                          persistent_workers=True)
-    daemon_pid = [shared_daemon.child.proc.pid]
+    others = children([])  # the daemon, and the processes of the session's other fixtures
     with depot.connect(shared_daemon.dir) as c:
         assert sorted(s for b in loader for s in check_batch(b)) == list(range(64))
-        assert len(children(daemon_pid)) == 2  # a whole epoch: the workers stay for the next
+        assert len(children(others)) == 2  # a whole epoch: the workers stay for the next
         for i, batch in enumerate(loader):
             check_batch(batch)
             if i == 2:
                 break
         del batch
         gc.collect()
-        assert children(daemon_pid) == set(), "the workers of an epoch left early are stopped"
+        assert children(others) == set(), "the workers of an epoch left early are stopped"
         assert settled(c, loader.writer.prefix) == ([], [], 0)
         assert sorted(s for b in loader for s in check_batch(b)) == list(range(64))  # with new workers
         epoch = iter(loader)
         check_batch(next(epoch))
         del loader, epoch  # mid-epoch, the loader and its iterator dropped
         gc.collect()
-        assert children(daemon_pid) == set()
+        assert children(others) == set()
         assert settled(c, ID_TAG) == ([], [], 0)
     cached.clear()
 
@@ -152,15 +152,15 @@ def test_a_dataloader_of_persistent_workers_over_the_cache_deleted_mid_epoch_lea
     cached = SharedCache(Recorded(64, 64, str(tmp_path / "log")), dir=shared_daemon.dir, namespace=uuid.uuid4().hex)
     loader = torch.utils.data.DataLoader(cached, batch_size=2, num_workers=2, prefetch_factor=4,
                                          persistent_workers=True)
-    daemon_pid = [shared_daemon.child.proc.pid]
+    others = children([])  # the daemon, and the processes of the session's other fixtures
     with depot.connect(shared_daemon.dir) as c:
         for i, batch in enumerate(loader):
             check_batch(batch)
             if i == 2:
                 break
-        assert len(children(daemon_pid)) == 2
+        assert len(children(others)) == 2
         del loader, batch
         gc.collect()
-        assert children(daemon_pid) == set()
+        assert children(others) == set()
         assert settled(c) == ([], [], 0)  # no claim of a stopped worker left, no pin
     cached.clear()
