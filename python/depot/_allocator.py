@@ -45,7 +45,7 @@ class HeapAllocator:
     """The allocator over one mapping's heap. Offsets are heap offsets (0 = the first block)."""
 
     def __init__(self, mapping, native=None):
-        #: the C extension's ``Slot`` on this mapping, which allocates in one call (``_native.c``), or None
+        #: the C extension's ``Slot`` on this mapping, which allocates in one call (``native/heap.c``), or None
         self._native = native
         self._mm = mapping.mm
         self._heap = mapping.heap_offset

@@ -3,7 +3,8 @@ protocol with the same pins and errors, bounds checks on what it reads; and the 
 extension is disabled (DEPOT_NATIVE=0) or missing.
 
 The extension under test is the one this process imports when it is built (installed, or built in place);
-else it is compiled here from python/depot/_native.c, and the tests skip only without a C compiler.
+else it is compiled here by python/setup.py (from the sources it lists, in python/native/), and the tests skip only
+without a C compiler.
 """
 
 import ctypes
@@ -34,8 +35,7 @@ MASK64 = (1 << 64) - 1
 def native(tmp_path_factory):
     if _accel.native is not None:
         return _accel.native
-    source = os.path.join(PYTHON_DIR, "depot", "_native.c")
-    if not os.path.exists(source):
+    if not os.path.exists(os.path.join(PYTHON_DIR, "native", "native.h")):
         pytest.skip("no source of depot._native beside the package (an installed copy without the extension)")
     build = tmp_path_factory.mktemp("native")
     result = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--build-lib", str(build / "lib"),

@@ -33,7 +33,7 @@ except ImportError:  # pragma: no cover - Python < 3.11
 #: where the jars go inside the package; python/depot/daemon.py looks there first
 JARS_DIR = "_jars"
 DEFAULT_EPOCH = 315532800  # 1980-01-01, the earliest date a zip entry can carry
-# caches, hidden files, the extension's source and any extension built in place in the checkout
+# caches, hidden files, C sources and any extension built in place in the checkout
 SKIP = re.compile(r"(^|/)(__pycache__|\.[^/]*)(/|$)|\.(py[co]|c|so)$")
 #: the extension module, as python/setup.py names it
 NATIVE = "depot._native"
