@@ -23,8 +23,14 @@ def _modules():
     return modules
 
 
+#: modules of the package that are not Python source: the compiled extension, which imports nothing of it
+COMPILED = {"depot._native"}
+
+
 def _owner(name, modules):
     """The module ``name`` is, or is in (``depot.client.Client`` -> ``depot.client``)."""
+    if name in COMPILED:
+        return None
     while name and name not in modules:
         name = name.rpartition(".")[0]
     return name or None
@@ -52,7 +58,8 @@ def import_graph():
                     continue
                 for a in node.names:
                     sub = target + "." + a.name  # ``from . import _wire`` imports a module
-                    deps.add(sub if sub in modules else _owner(target, modules))
+                    if sub not in COMPILED:
+                        deps.add(sub if sub in modules else _owner(target, modules))
         deps.discard(None)
         deps.discard(name)
         graph[name] = deps
