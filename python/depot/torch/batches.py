@@ -16,6 +16,7 @@ from ..errors import ObjectExistsError, ObjectMissingError
 from ..ids import ObjectId
 from ..pickling import get_object
 from ._import import torch_module
+from ._workers import settle_worker
 from .collate import plan_batch
 from .filled import put_filled
 
@@ -78,6 +79,7 @@ class BatchWriter:
         return ID_TAG + self.token
 
     def __call__(self, samples):
+        settle_worker()
         structure = plan_batch(samples)
         client = client_for(self.directory)
         pid = (os.getpid() & 0xFFFFFFFF).to_bytes(4, "little")

@@ -13,6 +13,7 @@ from ..client import default_directory
 from ..errors import DepotError
 from ._heap import release_free_heap
 from ._import import torch_module
+from ._workers import settle_worker
 from .samples import pack
 
 __all__ = ["SharedCache"]
@@ -91,6 +92,7 @@ class SharedCache(torch_module().utils.data.Dataset):
         return len(self.dataset)
 
     def __getitem__(self, index):
+        settle_worker()
         key = operator.index(index) if hasattr(index, "__index__") else index
         found, got = self.cache.get_or_claim(key)
         if found:

@@ -10,6 +10,7 @@ import bisect
 
 from ._import import torch_module
 from .views import tensor_of_array
+from ._workers import settle_worker
 
 __all__ = ["DaskArrayDataset"]
 
@@ -51,6 +52,7 @@ class DaskArrayDataset(torch_module().utils.data.Dataset):
         return self.length
 
     def __getitem__(self, index):
+        settle_worker()
         i = int(index)
         if i < 0:
             i += self.length

@@ -1,5 +1,6 @@
 """depot.torch.SharedCache: samples decoded once for every DataLoader worker of every process on the node."""
 
+import gc
 import os
 import platform
 import signal
@@ -104,6 +105,19 @@ def epoch(cached, workers=2):
     for batch in torch.utils.data.DataLoader(cached, batch_size=4, num_workers=workers):
         seen += check_batch(batch)
     return seen
+
+
+def test_dataloader_workers_freeze_what_they_inherit_and_the_training_process_does_not(shared_daemon, tmp_path):
+    cached = SharedCache(Recorded(4, 8, str(tmp_path / "decodes")), dir=shared_daemon.dir,
+                         namespace=uuid.uuid4().hex)
+    frozen_here = gc.get_freeze_count()
+    cached[0]
+    assert gc.get_freeze_count() == frozen_here
+    loader = torch.utils.data.DataLoader(cached, batch_size=2, num_workers=2,
+                                         collate_fn=lambda samples: gc.get_freeze_count())
+    counts = list(loader)
+    assert len(counts) == 2 and all(count > frozen_here for count in counts)
+    cached.clear()
 
 
 def test_a_cache_larger_than_the_store_evicts_and_stays_correct(shared_daemon, tmp_path):
