@@ -62,13 +62,13 @@ public final class Spilling {
         Atomics.putIntRelease(header, SPILL_ERROR_OFFSET, 0);
         Atomics.putIntRelease(header, SPILL_STATE_OFFSET, SPILL_STATE_ON);
         // Creates that gave up on a spill while no spiller ran wake up and ask again.
-        store.spaceMayHaveFreed();
+        store.wakeups.spaceMayHaveFreed();
     }
 
     /** Turns spilling off (the daemon stops); waiting creates wake and give up on a spill. */
     public void withdraw() {
         Atomics.putIntRelease(header, SPILL_STATE_OFFSET, SPILL_STATE_OFF);
-        store.spaceMayHaveFreed();
+        store.wakeups.spaceMayHaveFreed();
     }
 
     public int requestSequence() {
@@ -97,14 +97,14 @@ public final class Spilling {
      */
     public void served(long wanted) {
         Atomics.compareAndSetLong(header, SPILL_WANTED_BYTES_OFFSET, wanted, 0);
-        store.spaceMayHaveFreed();
+        store.wakeups.spaceMayHaveFreed();
     }
 
     /** Records why the spiller cannot help (a {@code SPILL_ERROR_*} code, 0 for none) and wakes waiting creates. */
     public void setError(int code) {
         if (Atomics.getIntVolatile(header, SPILL_ERROR_OFFSET) != code) {
             Atomics.putIntRelease(header, SPILL_ERROR_OFFSET, code);
-            store.spaceMayHaveFreed();
+            store.wakeups.spaceMayHaveFreed();
         }
     }
 
@@ -215,7 +215,7 @@ public final class Spilling {
             store.addCounter(SPILL_COUNT_OFFSET, 1);
             index.putStateWordRelease(slot, withState(sealed, 0, EntryState.SPILLED));
             store.publishEvent(dev.depot.core.notify.EventRecordDescriptor.TYPE_SPILLED, slot);
-            store.spaceMayHaveFreed();  // the waiting creates wake when the lock is released, below
+            store.wakeups.spaceMayHaveFreed();  // the waiting creates wake when the lock is released, below
             return store.allocator.largestFreeBlock() >= roomFor ? Commit.MADE_ROOM : Commit.SPILLED;
         } finally {
             store.releaseLock();
@@ -275,7 +275,7 @@ public final class Spilling {
         index.touch(slot, ObjectIndex.nowMicros());
         store.addCounter(RESTORE_COUNT_OFFSET, 1);
         store.publish(restored);
-        store.notifySealed(slot);
+        store.wakeups.notifySealed(slot);
     }
 
     /**
@@ -296,7 +296,7 @@ public final class Spilling {
         } finally {
             store.releaseLock();
         }
-        store.notifySealed(slot);
+        store.wakeups.notifySealed(slot);
     }
 
     /**
@@ -306,7 +306,7 @@ public final class Spilling {
      */
     public void recordRestoreFailure(int slot, int generation, byte[] id, int kind, String reason) {
         store.restoreFailures.record(slot, generation, id, kind, reason);
-        store.notifySealed(slot);
+        store.wakeups.notifySealed(slot);
     }
 
     /** Withdraws the failure record of {@code (slot, generation)}: it was restored after all. */
@@ -330,7 +330,7 @@ public final class Spilling {
         store.addCounter(SPILLED_BYTES_OFFSET, size);
         store.addCounter(SPILLED_OBJECTS_OFFSET, 1);
         index.putStateWordRelease(slot, withState(restoring, 0, EntryState.SPILLED));
-        store.spaceMayHaveFreed();
+        store.wakeups.spaceMayHaveFreed();
     }
 
     /**

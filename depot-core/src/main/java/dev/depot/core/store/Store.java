@@ -75,6 +75,7 @@ public final class Store implements AutoCloseable {
     /** The notification rings; null in a format 1.1 store, which has none. */
     private final EventRings events;
     private final Deletion deletion;
+    final Wakeups wakeups;
     private volatile boolean closed;
     /** False for a {@link #openSession session}: the mapping belongs to the store that opened it. */
     private final boolean ownsFile;
@@ -92,13 +93,14 @@ public final class Store implements AutoCloseable {
         this.allocator = new HeapAllocator(header, heap);
         this.lock = new AllocationLock(header, clients);
         Atomics.checkAligned(header, FUTEX_WORDS_OFFSET, Integer.BYTES, "futex words");
-        Registration r = register(kind);
+        Registration r = Registration.claim(clients, kind, file.path().getParent());
         this.me = r.slot();
         this.myIdentity = ProcessIdentity.self();
         this.pins = new PinTable(clients.slot(me), layout.pinsPerClient());
         this.mySlot = clients.slot(me);
         MemorySegment region = file.notifications();
         this.events = region == null ? null : new EventRings(region);
+        this.wakeups = new Wakeups(this);
         this.deletion = new Deletion(this);
         if (r.tookOverDeadSlot()) {
             try {
@@ -129,42 +131,6 @@ public final class Store implements AutoCloseable {
         } catch (RuntimeException e) {
             f.close();
             throw e;
-        }
-    }
-
-    /** The client slot this process registered in; {@code tookOverDeadSlot} when a dead process held it. */
-    private record Registration(int slot, boolean tookOverDeadSlot) {
-    }
-
-    /**
-     * Claims a free client slot, else takes over one whose process is dead (settled by the caller), else waits up
-     * to {@code 1.5 s} for a live client to leave or die. A dead process's slot never keeps anyone out, with or
-     * without a daemon.
-     */
-    private Registration register(int kind) {
-        long deadline = System.nanoTime() + 1_500_000_000L;
-        while (true) {
-            int slot = clients.register(kind);
-            if (slot >= 0) {
-                return new Registration(slot, false);
-            }
-            slot = clients.takeOverDead(kind);
-            if (slot >= 0) {
-                return new Registration(slot, true);
-            }
-            if (System.nanoTime() > deadline) {
-                throw new ResourceLimitException(ErrorCode.TOO_MANY_CLIENTS, "the store at " + file.path().getParent()
-                    + " has all " + clients.maxClients() + " client slots taken by live processes (pids "
-                    + clients.registeredPids(8).stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(", "))
-                    + (clients.maxClients() > 8 ? ", ..." : "") + "); close a client or recreate the store with a larger"
-                    + " --max-clients");
-            }
-            try {
-                Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new DepotException("interrupted while waiting for a free client slot");
-            }
         }
     }
 
@@ -258,10 +224,7 @@ public final class Store implements AutoCloseable {
         boolean evict = (flags & CREATE_NO_EVICT) == 0;
         int entryFlags = (flags & CREATE_KEEP) != 0 ? IndexEntryDescriptor.FLAG_KEEP : 0;
         CreateFailure failure = new CreateFailure();
-        // Creates that wait for room are counted only once they spin no more: an unpin or seal that makes room by
-        // eviction bumps the word only for counted waiters (frees bump it always, so they meet spinners too).
-        try (FutexWaiter wait = new FutexWaiter(header, SPACE_SEQUENCE_OFFSET, delta -> countSpaceWaiter(evict, delta),
-                SPACE_SPIN_NANOS, timeoutNanos)) {
+        try (FutexWaiter wait = wakeups.spaceWaiter(evict, SPACE_SPIN_NANOS, timeoutNanos)) {
             while (true) {
                 int sequence;
                 lockAndRecover();
@@ -273,7 +236,7 @@ public final class Store implements AutoCloseable {
                         return record;
                     }
                     // Read under the lock: every free bumps it under the lock, so one after this read ends the wait.
-                    sequence = Atomics.getIntVolatile(header, SPACE_SEQUENCE_OFFSET);
+                    sequence = wakeups.spaceSequenceVolatile();
                 } finally {
                     lock.release(me);
                 }
@@ -289,13 +252,6 @@ public final class Store implements AutoCloseable {
                 }
                 wait.pause(sequence);
             }
-        }
-    }
-
-    private void countSpaceWaiter(boolean evict, int delta) {
-        Atomics.getAndAddInt(header, SPACE_WAITERS_OFFSET, delta);
-        if (evict) {
-            Atomics.getAndAddInt(header, EVICTING_SPACE_WAITERS_OFFSET, delta);
         }
     }
 
@@ -392,34 +348,6 @@ public final class Store implements AutoCloseable {
         Native.futexWakeAll(header.address() + SPILL_REQUEST_SEQUENCE_OFFSET);
     }
 
-    /**
-     * Bumps the space sequence and wakes waiting creates: room may have been made. Under the allocator lock the
-     * wake waits for the lock's release ({@link AllocationLock#wakeSpaceWaitersOnRelease}): a waiter woken now
-     * would only sleep again on the lock. The bump is now either way, so a create that read the sequence before
-     * it does not go to sleep (the kernel compares the word).
-     */
-    void spaceMayHaveFreed() {
-        Atomics.getAndAddInt(header, SPACE_SEQUENCE_OFFSET, 1);
-        if (Atomics.getIntVolatile(header, SPACE_WAITERS_OFFSET) > 0) {
-            if (lock.isHeldByCurrentThread()) {
-                lock.wakeSpaceWaitersOnRelease();
-            } else {
-                Native.futexWakeAll(header.address() + SPACE_SEQUENCE_OFFSET);
-            }
-        }
-    }
-
-    /**
-     * As {@link #spaceMayHaveFreed} but only while a create that may evict waits: for unpins and seals, which free
-     * nothing but make an object evictable. A waiting NO_EVICT create is not woken for them (it would only take
-     * the lock, fail and sleep again, in the way of the delete it waits for).
-     */
-    private void spaceMayHaveFreedIfWaited() {
-        if (Atomics.getIntVolatile(header, EVICTING_SPACE_WAITERS_OFFSET) > 0) {
-            spaceMayHaveFreed();
-        }
-    }
-
     /** Seals an object this client created: it becomes immutable and visible, and waiters wake. */
     public void seal(long record) {
         checkOpen();
@@ -436,42 +364,21 @@ public final class Store implements AutoCloseable {
                 + " by this client (state word 0x" + Long.toHexString(index.stateWordVolatile(slot)) + ")");
         }
         publish(sealed);
-        notifySealed(slot);
-        spaceMayHaveFreedIfWaited();
-    }
-
-    void notifySealed(int slot) {
-        long word = futexWordOffset(futexBucket(index.homeOfSlot(slot)));
-        Atomics.getAndAddInt(header, word, 1);
-        // Dekker with sealWaiter: the waiter increments FUTEX_WAITERS then re-checks; we bumped the word then read.
-        if (Atomics.getIntVolatile(header, FUTEX_WAITERS_OFFSET) > 0) {
-            Native.futexWakeAll(header.address() + word);
-            count(ClientTableDescriptor.WAKEUPS_OFFSET);
-        }
-    }
-
-    private int futexBucket(int slotOrHome) {
-        return slotOrHome & (FUTEX_BUCKETS - 1);
+        wakeups.notifySealed(slot);
+        wakeups.spaceMayHaveFreedIfWaited();
     }
 
     /**
      * Starts a wait for a seal of {@code (w0, w1)} ({@link FutexWaiter}: read its sequence, look the id up, pause):
      * on the futex word of the id's bucket, chosen by its home slot on both sides, so a seal of another id of the
      * bucket also wakes it and the caller looks again. Once counted, the caller is among the seal waiters until it
-     * closes the wait: while any is, every seal wakes the bucket it seals in (Dekker with {@link #notifySealed},
-     * which bumps the word and then reads the count). A get stays counted across its looks, so that the look right
-     * after a wake-up does not wait for the count's cache line first. Its first count adds to this client's waits.
+     * closes the wait: while any is, every seal wakes the bucket it seals in (Dekker with
+     * {@link Wakeups#notifySealed}, which bumps the word and then reads the count). A get stays counted across its
+     * looks, so that the look right after a wake-up does not wait for the count's cache line first. Its first count
+     * adds to this client's waits.
      */
     public FutexWaiter sealWaiter(long w0, long w1, long spinNanos, long timeoutNanos) {
-        return new FutexWaiter(header, futexWordOffset(futexBucket(index.home(w0, w1))), this::countSealWaiter,
-            spinNanos, timeoutNanos);
-    }
-
-    private void countSealWaiter(int delta) {
-        if (delta > 0) {
-            count(ClientTableDescriptor.WAITS_OFFSET);
-        }
-        Atomics.getAndAddInt(header, FUTEX_WAITERS_OFFSET, delta);
+        return wakeups.sealWaiter(w0, w1, spinNanos, timeoutNanos);
     }
 
     /** Aborts an unsealed object this client created: its space is freed at once. */
@@ -512,7 +419,7 @@ public final class Store implements AutoCloseable {
         }
         index.remove(slot);
         addCounter(OBJECT_COUNT_OFFSET, -1);
-        spaceMayHaveFreed();
+        wakeups.spaceMayHaveFreed();
     }
 
     /** Pins a sealed object; returns null when there is none with this id. Lock-free, no system call. */
@@ -635,7 +542,7 @@ public final class Store implements AutoCloseable {
     /** Clears a pin record; completes a deferred delete when this was the last pin on it. */
     private void release(long record, int position) {
         pins.unpin(position);
-        spaceMayHaveFreedIfWaited();
+        wakeups.spaceMayHaveFreedIfWaited();
         int slot = ClientTableDescriptor.pinnedSlot(record);
         long sw = index.stateWordVolatile(slot);
         if (state(sw) == EntryState.DELETE_PENDING && generation(sw) == (int) record) {
@@ -697,7 +604,7 @@ public final class Store implements AutoCloseable {
     }
 
     /** One more operation of this client ({@code ClientTableDescriptor.*_OFFSET} of a counter): an atomic add. */
-    private void count(int counterOffset) {
+    void count(int counterOffset) {
         Atomics.getAndAddLong(mySlot, counterOffset, 1);
     }
 
