@@ -68,7 +68,7 @@ final class Deletion {
             if (!index.compareAndSetStateWord(slot, sw, deleting)) {
                 continue;
             }
-            store.publishEvent(EventRecordDescriptor.TYPE_DELETED, slot);
+            store.objectEvents.publish(EventRecordDescriptor.TYPE_DELETED, slot);
             finishOrDefer(slot, deleting);
             return true;
         }
@@ -111,7 +111,7 @@ final class Deletion {
             if (!state(sw).isSpilled() || !index.idEquals(slot, w0, w1, w2)) {
                 return RETRY;
             }
-            store.publishEvent(EventRecordDescriptor.TYPE_DELETED, slot);
+            store.objectEvents.publish(EventRecordDescriptor.TYPE_DELETED, slot);
             store.freeEntryUnderLock(slot);
             return DELETED;
         } finally {

@@ -253,7 +253,7 @@ final class Eviction {
             return 0;
         }
         long size = store.allocator.blockSize(index.blockOffset(slot));
-        store.publishEvent(dev.depot.core.notify.EventRecordDescriptor.TYPE_EVICTED, slot);
+        store.objectEvents.publish(dev.depot.core.notify.EventRecordDescriptor.TYPE_EVICTED, slot);
         store.freeEntryUnderLock(slot);
         store.addCounter(EVICTION_COUNT_OFFSET, 1);
         store.addCounter(EVICTED_BYTES_OFFSET, size);

@@ -82,7 +82,7 @@ public final class Spilling {
 
     /** Wakes the spiller (to stop it, or after a request made without the store). */
     public void wake() {
-        store.wakeSpiller();
+        store.spillRequests.wakeSpiller();
     }
 
     /** The largest block a waiting create asked room for, or 0. */
@@ -214,7 +214,7 @@ public final class Spilling {
             store.addCounter(SPILLED_OBJECTS_OFFSET, 1);
             store.addCounter(SPILL_COUNT_OFFSET, 1);
             index.putStateWordRelease(slot, withState(sealed, 0, EntryState.SPILLED));
-            store.publishEvent(dev.depot.core.notify.EventRecordDescriptor.TYPE_SPILLED, slot);
+            store.objectEvents.publish(dev.depot.core.notify.EventRecordDescriptor.TYPE_SPILLED, slot);
             store.wakeups.spaceMayHaveFreed();  // the waiting creates wake when the lock is released, below
             return store.allocator.largestFreeBlock() >= roomFor ? Commit.MADE_ROOM : Commit.SPILLED;
         } finally {
@@ -267,14 +267,14 @@ public final class Spilling {
     public void finishRestore(int slot, long restoring) {
         long sealed = withState(restoring, 0, EntryState.SEALED);
         // Read while the entry is ours (RESTORING): once sealed, a delete may free the slot for another object.
-        var restored = store.draftEvent(dev.depot.core.notify.EventRecordDescriptor.TYPE_RESTORED, slot);
+        var restored = store.objectEvents.draft(dev.depot.core.notify.EventRecordDescriptor.TYPE_RESTORED, slot);
         if (!index.compareAndSetStateWord(slot, restoring, sealed)) {
             throw new IllegalStateException("restored entry in slot " + slot + " changed under its restorer (state word 0x"
                 + Long.toHexString(index.stateWordVolatile(slot)) + ")");
         }
         index.touch(slot, ObjectIndex.nowMicros());
         store.addCounter(RESTORE_COUNT_OFFSET, 1);
-        store.publish(restored);
+        store.objectEvents.publish(restored);
         store.wakeups.notifySealed(slot);
     }
 

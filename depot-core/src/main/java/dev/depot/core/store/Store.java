@@ -72,10 +72,10 @@ public final class Store implements AutoCloseable {
     private final PinTable pins;
     /** This client's slot, for its operation counters. */
     private final MemorySegment mySlot;
-    /** The notification rings; null in a format 1.1 store, which has none. */
-    private final EventRings events;
+    final ObjectEvents objectEvents;
     private final Deletion deletion;
     final Wakeups wakeups;
+    final SpillRequests spillRequests;
     private volatile boolean closed;
     /** False for a {@link #openSession session}: the mapping belongs to the store that opened it. */
     private final boolean ownsFile;
@@ -98,9 +98,9 @@ public final class Store implements AutoCloseable {
         this.myIdentity = ProcessIdentity.self();
         this.pins = new PinTable(clients.slot(me), layout.pinsPerClient());
         this.mySlot = clients.slot(me);
-        MemorySegment region = file.notifications();
-        this.events = region == null ? null : new EventRings(region);
+        this.objectEvents = new ObjectEvents(file.notifications(), index, clients, me, directory());
         this.wakeups = new Wakeups(this);
+        this.spillRequests = new SpillRequests(this);
         this.deletion = new Deletion(this);
         if (r.tookOverDeadSlot()) {
             try {
@@ -241,14 +241,14 @@ public final class Store implements AutoCloseable {
                     lock.release(me);
                 }
                 boolean spillCanHelp = failure.spillable() && spillerIsOn()
-                    && Atomics.getIntVolatile(header, SPILL_ERROR_OFFSET) == 0;
+                    && spillRequests.spillerReportsNoError();
                 wait.timeoutNanos(timeoutNanos < 0 ? FutexWaiter.FOREVER
                     : Math.max(timeoutNanos, spillCanHelp ? SPILL_WAIT_NANOS : 0));
                 if (wait.expired()) {
-                    throw failure.exception(idText, dataLength, evict, spillerIsOn() ? spillError() : null);
+                    throw failure.exception(idText, dataLength, evict, spillerIsOn() ? spillRequests.spillError() : null);
                 }
                 if (spillCanHelp && wait.counted()) {
-                    requestSpill(blockSize);  // before the sleep that waits for it
+                    spillRequests.requestSpill(blockSize);  // before the sleep that waits for it
                 }
                 wait.pause(sequence);
             }
@@ -302,50 +302,12 @@ public final class Store implements AutoCloseable {
 
     /** True when a live daemon runs a spiller on this store. */
     public boolean spillerIsOn() {
-        return Atomics.getIntVolatile(header, SPILL_STATE_OFFSET) == SPILL_STATE_ON
-            && ProcessIdentity.isAlive(Atomics.getLongVolatile(header, DAEMON_IDENTITY_OFFSET));
-    }
-
-    /** Why the spiller could not help, naming the spill directory; null when it reports no error. */
-    String spillError() {
-        int code = Atomics.getIntVolatile(header, SPILL_ERROR_OFFSET);
-        String dir = spillDirectory();
-        return switch (code) {
-            case 0 -> null;
-            case SPILL_ERROR_LIMIT -> "the spill directory " + dir + " holds its limit of "
-                + Atomics.getLongVolatile(header, SPILL_LIMIT_OFFSET) + " bytes; raise --spill-limit or delete objects";
-            case SPILL_ERROR_IO -> "writing to the spill directory " + dir + " failed (is its disk full?); see the"
-                + " daemon's log, free space there or delete objects";
-            default -> "every KEEP object is pinned or spilled already (spill directory " + dir + ")";
-        };
+        return spillRequests.spillerIsOn();
     }
 
     /** The daemon's spill directory as it published it in the header, or null. */
     public String spillDirectory() {
-        int length = Atomics.getIntAcquire(header, SPILL_DIRECTORY_LENGTH_OFFSET);
-        if (length <= 0 || length > SPILL_DIRECTORY_MAX) {
-            return null;
-        }
-        byte[] b = new byte[length];
-        MemorySegment.copy(header, java.lang.foreign.ValueLayout.JAVA_BYTE, SPILL_DIRECTORY_OFFSET, b, 0, length);
-        return new String(b, java.nio.charset.StandardCharsets.UTF_8);
-    }
-
-    /** Asks the daemon's spiller for room for a block of {@code blockSize} bytes and wakes it. */
-    private void requestSpill(long blockSize) {
-        while (true) {
-            long wanted = Atomics.getLongVolatile(header, SPILL_WANTED_BYTES_OFFSET);
-            if (wanted >= blockSize || Atomics.compareAndSetLong(header, SPILL_WANTED_BYTES_OFFSET, wanted, blockSize)) {
-                break;
-            }
-        }
-        wakeSpiller();
-    }
-
-    /** Bumps the spiller's futex word and wakes it: a spill or restore request is waiting. */
-    void wakeSpiller() {
-        Atomics.getAndAddInt(header, SPILL_REQUEST_SEQUENCE_OFFSET, 1);
-        Native.futexWakeAll(header.address() + SPILL_REQUEST_SEQUENCE_OFFSET);
+        return spillRequests.spillDirectory();
     }
 
     /** Seals an object this client created: it becomes immutable and visible, and waiters wake. */
@@ -356,14 +318,14 @@ public final class Store implements AutoCloseable {
         // The flags (KEEP) were set at insert and stay: expect them and keep them.
         long creating = creatingWord(slot, gen);
         // Read while the entry is ours (CREATING): once sealed, a delete may free the slot for another object.
-        EventDraft sealed = draftEvent(EventRecordDescriptor.TYPE_SEALED, slot);
+        ObjectEvents.EventDraft sealed = objectEvents.draft(EventRecordDescriptor.TYPE_SEALED, slot);
         // The seal is the object's first use; the CAS below publishes it with the data.
         index.touch(slot, ObjectIndex.nowMicros());
         if (!index.compareAndSetStateWord(slot, creating, IndexEntryDescriptor.withState(creating, 0, EntryState.SEALED))) {
             throw new IllegalStateException("cannot seal object in slot " + slot + ": it is no longer being created"
                 + " by this client (state word 0x" + Long.toHexString(index.stateWordVolatile(slot)) + ")");
         }
-        publish(sealed);
+        objectEvents.publish(sealed);
         wakeups.notifySealed(slot);
         wakeups.spaceMayHaveFreedIfWaited();
     }
@@ -471,28 +433,7 @@ public final class Store implements AutoCloseable {
      */
     public int requestRestore(long w0, long w1, int w2) {
         checkOpen();
-        while (true) {
-            int slot = index.findSpilled(w0, w1, w2);
-            if (slot < 0) {
-                return NOT_SPILLED;
-            }
-            if (!spillerIsOn()) {
-                return RESTORE_IMPOSSIBLE;
-            }
-            long sw = index.stateWordVolatile(slot);
-            EntryState st = state(sw);
-            if (st == EntryState.SPILLED) {
-                if (!index.compareAndSetStateWord(slot, sw, IndexEntryDescriptor.withState(sw, 0, EntryState.RESTORE_WANTED))) {
-                    continue;
-                }
-                wakeSpiller();
-                return RESTORE_UNDER_WAY;
-            }
-            if (st == EntryState.RESTORE_WANTED || st == EntryState.RESTORING) {
-                return RESTORE_UNDER_WAY;
-            }
-            // Changed under us (restored, deleted): look again.
-        }
+        return spillRequests.requestRestore(w0, w1, w2);
     }
 
     /**
@@ -502,11 +443,7 @@ public final class Store implements AutoCloseable {
      */
     public long spilledEntry(long w0, long w1, int w2) {
         checkOpen();
-        int slot = index.findSpilled(w0, w1, w2);
-        if (slot < 0) {
-            return -1;
-        }
-        return (long) slot << 32 | Integer.toUnsignedLong(IndexEntryDescriptor.generation(index.stateWordVolatile(slot)));
+        return spillRequests.spilledEntry(w0, w1, w2);
     }
 
     /**
@@ -515,7 +452,7 @@ public final class Store implements AutoCloseable {
      */
     public RestoreFailures.Failure restoreFailure(long entry) {
         checkOpen();
-        return entry < 0 ? null : restoreFailures.find((int) (entry >>> 32), (int) entry);
+        return spillRequests.restoreFailure(entry);
     }
 
     /**
@@ -615,41 +552,14 @@ public final class Store implements AutoCloseable {
             clients.sumCounter(ClientTableDescriptor.WAITS_OFFSET), clients.sumCounter(ClientTableDescriptor.WAKEUPS_OFFSET));
     }
 
-    /**
-     * Publishes an event about the live entry in {@code slot} (its id and sizes) to every subscriber; nothing
-     * when nobody subscribes (one volatile read). Never blocks: safe under the allocator lock.
-     */
-    void publishEvent(int type, int slot) {
-        publish(draftEvent(type, slot));
-    }
-
-    /** An event read from an entry while the caller owns it, published later; null: nobody subscribes. */
-    record EventDraft(int type, byte[] id, long dataLength, int metadataLength) {
-    }
-
-    EventDraft draftEvent(int type, int slot) {
-        if (events == null || events.activeMask() == 0) {
-            return null;
-        }
-        byte[] id = new byte[IndexEntryDescriptor.ID_LENGTH];
-        index.readId(slot, id);
-        return new EventDraft(type, id, index.dataLength(slot), index.metadataLength(slot));
-    }
-
-    void publish(EventDraft draft) {
-        if (draft != null) {
-            events.publish(me, draft.type(), draft.id(), draft.dataLength(), draft.metadataLength());
-        }
-    }
-
     /** Subscribers now, live or dead and not yet reaped (0 when the store has no notification region). */
     public int subscriberCount() {
-        return events == null ? 0 : events.subscriberCount();
+        return objectEvents.subscriberCount();
     }
 
     /** The notification rings, or null when the store's format (1.1) has none. */
     EventRings events() {
-        return events;
+        return objectEvents.rings();
     }
 
     /**
@@ -659,18 +569,7 @@ public final class Store implements AutoCloseable {
      */
     public Subscriber subscribe() {
         checkOpen();
-        if (events == null) {
-            throw new DepotException("the store at " + directory() + " has format 1.1, which has no notification"
-                + " region; recreate it with this Depot to subscribe");
-        }
-        Subscriber s = events.subscribe(clients::isAlive);
-        if (s == null) {
-            throw new ResourceLimitException(ErrorCode.TOO_MANY_CLIENTS, "the store at " + directory() + " has all "
-                + NotificationDescriptor.SUBSCRIBERS + " subscriber slots taken (" + events.subscriberCount()
-                + " subscribers); close a subscription (`depot watch` included) or wait for the daemon to free those"
-                + " of dead processes");
-        }
-        return s;
+        return objectEvents.subscribe();
     }
 
     /** Tries to complete a DELETE_PENDING entry whose state word is {@code pending}. */
