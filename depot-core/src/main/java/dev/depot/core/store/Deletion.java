@@ -56,7 +56,7 @@ final class Deletion {
             }
             if (state(sw) == EntryState.EVICTING) {
                 evictingSince = evictingSince == 0 ? System.nanoTime() : evictingSince;
-                if (!Store.yieldWhileEvicting(evictingSince)) {
+                if (!Eviction.yieldWhileEvicting(evictingSince)) {
                     return false;
                 }
                 continue;

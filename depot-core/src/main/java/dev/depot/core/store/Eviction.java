@@ -26,6 +26,8 @@ import dev.depot.core.index.IndexEntryDescriptor;
 final class Eviction {
     /** Candidates taken from one scan of the index. */
     private static final int BATCH = 256;
+    /** How long a reader waits for an EVICTING entry to settle before calling it missing. */
+    private static final long EVICTING_WAIT_NANOS = 50_000_000L;
 
     private final Store store;
 
@@ -263,5 +265,17 @@ final class Eviction {
     /** The {@link #BATCH} least recently used sealed entries, oldest first. */
     private int[] oldestSealed() {
         return store.index.leastRecentlySealed(BATCH, false);
+    }
+
+    /**
+     * Lets an eviction in progress settle (it frees the object or puts it back within its pin scan); false once
+     * it has taken longer than {@link #EVICTING_WAIT_NANOS} since {@code since}, which only a stuck evictor does.
+     */
+    static boolean yieldWhileEvicting(long since) {
+        if (System.nanoTime() - since > EVICTING_WAIT_NANOS) {
+            return false;
+        }
+        Thread.yield();
+        return true;
     }
 }

@@ -1,9 +1,12 @@
 package dev.depot.core.store;
 
-import static dev.depot.core.index.IndexEntryDescriptor.generation;
 import static dev.depot.core.index.IndexEntryDescriptor.state;
-import static dev.depot.core.index.IndexEntryDescriptor.stateWord;
-import static dev.depot.core.store.StoreHeaderDescriptor.*;
+import static dev.depot.core.store.StoreHeaderDescriptor.FUTEX_WORDS_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.KEPT_BYTES_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.KEPT_OBJECTS_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.OBJECT_COUNT_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.SPILLED_BYTES_OFFSET;
+import static dev.depot.core.store.StoreHeaderDescriptor.SPILLED_OBJECTS_OFFSET;
 
 import dev.depot.core.clients.ClientTable;
 import dev.depot.core.clients.ClientTableDescriptor;
@@ -11,25 +14,18 @@ import dev.depot.core.clients.ClientWatch;
 import dev.depot.core.clients.PinTable;
 import dev.depot.core.heap.HeapAllocator;
 import dev.depot.core.heap.HeapBlockDescriptor;
-import dev.depot.core.index.EntryState;
 import dev.depot.core.index.IndexEntryDescriptor;
 import dev.depot.core.index.ObjectIndex;
 import dev.depot.core.memory.Atomics;
-import dev.depot.core.notify.EventRecordDescriptor;
 import dev.depot.core.notify.EventRings;
 import dev.depot.core.notify.NotificationDescriptor;
 import dev.depot.core.notify.Subscriber;
 import dev.depot.core.sys.FutexWaiter;
-import dev.depot.core.sys.Native;
 import dev.depot.core.sys.ProcessIdentity;
-import dev.depot.errors.DepotException;
-import dev.depot.errors.ErrorCode;
-import dev.depot.errors.ObjectExistsException;
 import dev.depot.errors.ResourceLimitException;
 import dev.depot.errors.StoreFullException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.function.Consumer;
@@ -40,42 +36,42 @@ import java.util.function.Consumer;
  *
  * <p>Protocol summary (each step says what it publishes and who reads it):
  * <ul>
- *   <li>create: under the allocator lock, allocate a block, write the metadata, insert a CREATING entry
- *       (release store of the state word publishes the entry to lock-free readers).</li>
- *   <li>seal: CAS CREATING(me) to SEALED (volatile; publishes the data the writer wrote to every reader that
- *       acquires the state word), then bump the id's futex word and wake waiters.</li>
- *   <li>pin: store a pin record (volatile), then load the state word (volatile) and check it is still SEALED
- *       with the same generation. A deleter CASes the state first, then scans pin records (volatile): one of
- *       the two always sees the other.</li>
- *   <li>delete: CAS SEALED to DELETING; if no pin records: free under the lock; else DELETE_PENDING, which
- *       the last unpinner (or the daemon's sweep) completes.</li>
+ *   <li>create ({@link Creation}): under the allocator lock, allocate a block, write the metadata, insert a
+ *       CREATING entry (release store of the state word publishes the entry to lock-free readers).</li>
+ *   <li>seal ({@link Creation}): CAS CREATING(me) to SEALED (volatile; publishes the data the writer wrote to
+ *       every reader that acquires the state word), then bump the id's futex word and wake waiters
+ *       ({@link Wakeups}).</li>
+ *   <li>pin ({@link Pinning}): store a pin record (volatile), then load the state word (volatile) and check it
+ *       is still SEALED with the same generation. A deleter CASes the state first, then scans pin records
+ *       (volatile): one of the two always sees the other.</li>
+ *   <li>delete ({@link Deletion}): CAS SEALED to DELETING; if no pin records: free under the lock; else
+ *       DELETE_PENDING, which the last unpinner (or the daemon's sweep) completes.</li>
  * </ul>
  */
 public final class Store implements AutoCloseable {
     /** Largest metadata per object. */
     public static final int MAX_METADATA_LENGTH = 64 * 1024;
-    /** How long a reader waits for an EVICTING entry to settle before calling it missing. */
-    private static final long EVICTING_WAIT_NANOS = 50_000_000L;
 
     final StoreFile file;
     final StoreLayout layout;
     final MemorySegment header;
     final RestoreFailures restoreFailures;
     final MemorySegment heap;
-    private final MemorySegment heapReadOnly;
     final ClientTable clients;
     final ObjectIndex index;
     final HeapAllocator allocator;
     final AllocationLock lock;
     private final int me;
     private final long myIdentity;
-    private final PinTable pins;
     /** This client's slot, for its operation counters. */
     private final MemorySegment mySlot;
     final ObjectEvents objectEvents;
-    private final Deletion deletion;
     final Wakeups wakeups;
     final SpillRequests spillRequests;
+    private final Creation creation;
+    private final Pinning pinning;
+    private final HeapViews heapViews;
+    private final Deletion deletion;
     private volatile boolean closed;
     /** False for a {@link #openSession session}: the mapping belongs to the store that opened it. */
     private final boolean ownsFile;
@@ -87,7 +83,6 @@ public final class Store implements AutoCloseable {
         this.header = file.header();
         this.restoreFailures = new RestoreFailures(header);
         this.heap = file.heap();
-        this.heapReadOnly = heap.asReadOnly();
         this.clients = new ClientTable(file.clientTable(), layout.maxClients(), layout.pinsPerClient());
         this.index = new ObjectIndex(file.index(), layout.indexSlots());
         this.allocator = new HeapAllocator(header, heap);
@@ -96,11 +91,13 @@ public final class Store implements AutoCloseable {
         Registration r = Registration.claim(clients, kind, file.path().getParent());
         this.me = r.slot();
         this.myIdentity = ProcessIdentity.self();
-        this.pins = new PinTable(clients.slot(me), layout.pinsPerClient());
         this.mySlot = clients.slot(me);
         this.objectEvents = new ObjectEvents(file.notifications(), index, clients, me, directory());
         this.wakeups = new Wakeups(this);
         this.spillRequests = new SpillRequests(this);
+        this.creation = new Creation(this);
+        this.pinning = new Pinning(this, new PinTable(mySlot, layout.pinsPerClient()));
+        this.heapViews = new HeapViews(heap, index, layout, directory());
         this.deletion = new Deletion(this);
         if (r.tookOverDeadSlot()) {
             try {
@@ -175,15 +172,14 @@ public final class Store implements AutoCloseable {
         return index;
     }
 
+    public MemorySegment header() {
+        return header;
+    }
+
     /** {@link #create} flag: fail (or wait) instead of evicting least-recently-used objects. */
     public static final int CREATE_NO_EVICT = 1;
     /** {@link #create} flag: the object is never evicted; a daemon with a spill directory spills it instead. */
     public static final int CREATE_KEEP = 2;
-    /**
-     * How long a create that found no room spins on the space sequence before it sleeps on it: about the time a
-     * consumer takes over a 1 MiB array, so a producer one step ahead of it does not sleep and wake per object.
-     */
-    static final long SPACE_SPIN_NANOS = 50_000;
     /** How long a create that only a spill can satisfy waits for the daemon's spiller at most. */
     public static final long SPILL_WAIT_NANOS = 60_000_000_000L;
 
@@ -207,127 +203,58 @@ public final class Store implements AutoCloseable {
     public long create(long w0, long w1, int w2, long dataLength, byte[] metadata, int flags, long timeoutNanos,
                        String idText) {
         checkOpen();
-        if (dataLength < 0) {
-            throw new IllegalArgumentException("data size must be >= 0, got " + dataLength);
-        }
-        if (metadata.length > MAX_METADATA_LENGTH) {
-            throw new IllegalArgumentException("metadata of " + metadata.length + " bytes exceeds the limit of "
-                + MAX_METADATA_LENGTH);
-        }
-        // Block size, not data size: a block larger than the heap never fits, so no object may be evicted for it.
-        if (dataLength > layout.heapLength()
-            || HeapBlockDescriptor.blockSizeFor(dataLength, metadata.length) > layout.heapLength()) {
-            throw new StoreFullException("object " + idText + " needs " + dataLength + " bytes but does not fit: it"
-                + " is larger than the whole store (capacity " + layout.heapLength() + "); raise --capacity");
-        }
-        long blockSize = HeapBlockDescriptor.blockSizeFor(dataLength, metadata.length);
-        boolean evict = (flags & CREATE_NO_EVICT) == 0;
-        int entryFlags = (flags & CREATE_KEEP) != 0 ? IndexEntryDescriptor.FLAG_KEEP : 0;
-        CreateFailure failure = new CreateFailure();
-        try (FutexWaiter wait = wakeups.spaceWaiter(evict, SPACE_SPIN_NANOS, timeoutNanos)) {
-            while (true) {
-                int sequence;
-                lockAndRecover();
-                try {
-                    long record = tryCreateUnderLock(w0, w1, w2, dataLength, blockSize, metadata, evict, entryFlags,
-                        idText, failure);
-                    if (record != 0) {
-                        count(ClientTableDescriptor.CREATES_OFFSET);
-                        return record;
-                    }
-                    // Read under the lock: every free bumps it under the lock, so one after this read ends the wait.
-                    sequence = wakeups.spaceSequenceVolatile();
-                } finally {
-                    lock.release(me);
-                }
-                boolean spillCanHelp = failure.spillable() && spillerIsOn()
-                    && spillRequests.spillerReportsNoError();
-                wait.timeoutNanos(timeoutNanos < 0 ? FutexWaiter.FOREVER
-                    : Math.max(timeoutNanos, spillCanHelp ? SPILL_WAIT_NANOS : 0));
-                if (wait.expired()) {
-                    throw failure.exception(idText, dataLength, evict, spillerIsOn() ? spillRequests.spillError() : null);
-                }
-                if (spillCanHelp && wait.counted()) {
-                    spillRequests.requestSpill(blockSize);  // before the sleep that waits for it
-                }
-                wait.pause(sequence);
-            }
-        }
-    }
-
-    /** One attempt under the lock: the pin record, or 0 with {@code failure} filled in from counters. */
-    private long tryCreateUnderLock(long w0, long w1, int w2, long dataLength, long blockSize, byte[] metadata,
-                                    boolean evict, int entryFlags, String idText, CreateFailure failure) {
-        if (index.findBlocking(w0, w1, w2) >= 0) {
-            throw new ObjectExistsException("object " + idText + " exists already; ids are write-once: delete it"
-                + " first or use another id");
-        }
-        if (evict && Atomics.getLongPlain(header, OBJECT_COUNT_OFFSET) >= layout.maxObjects()) {
-            // A full index is a full store too: make room by evicting the least recently used object.
-            new Eviction(this).evictBytes(1);
-        }
-        if (Atomics.getLongPlain(header, OBJECT_COUNT_OFFSET) >= layout.maxObjects()) {
-            failure.indexFull("the index holds " + layout.maxObjects() + " objects, its maximum; delete objects or"
-                + " recreate the store with more --max-objects");
-            return 0;
-        }
-        if (!index.hasRoomFor(w0, w1)) {
-            failure.indexFull("the " + IndexEntryDescriptor.MAX_PROBE + " index slots from its home are all taken ("
-                + Atomics.getLongPlain(header, OBJECT_COUNT_OFFSET) + " objects in " + index.slots() + " slots);"
-                + " delete objects or recreate the store with more --max-objects");
-            return 0;
-        }
-        long block = allocator.allocate(blockSize);
-        if (block < 0 && evict) {
-            block = new Eviction(this).evictUntilAllocated(blockSize);
-        }
-        if (block < 0) {
-            // Counters only: no scan of the index while every other create and delete waits for this lock.
-            failure.heapFull(layout.heapLength(), allocator.usedBytes(), allocator.largestFreeBlock(),
-                Atomics.getLongPlain(header, KEPT_BYTES_OFFSET), Atomics.getLongPlain(header, KEPT_OBJECTS_OFFSET));
-            return 0;
-        }
-        long dataStart = block + HeapBlockDescriptor.HEADER_LENGTH;
-        MemorySegment.copy(metadata, 0, heap, java.lang.foreign.ValueLayout.JAVA_BYTE, dataStart + dataLength,
-            metadata.length);
-        long record = index.insert(w0, w1, w2, block, dataLength, metadata.length, me, entryFlags);
-        allocator.setOwner(block, ClientTableDescriptor.pinnedSlot(record));
-        addCounter(OBJECT_COUNT_OFFSET, 1);
-        if (entryFlags != 0) {
-            addCounter(KEPT_BYTES_OFFSET, blockSize);
-            addCounter(KEPT_OBJECTS_OFFSET, 1);
-        }
-        return record;
-    }
-
-    /** True when a live daemon runs a spiller on this store. */
-    public boolean spillerIsOn() {
-        return spillRequests.spillerIsOn();
-    }
-
-    /** The daemon's spill directory as it published it in the header, or null. */
-    public String spillDirectory() {
-        return spillRequests.spillDirectory();
+        return creation.create(w0, w1, w2, dataLength, metadata, flags, timeoutNanos, idText);
     }
 
     /** Seals an object this client created: it becomes immutable and visible, and waiters wake. */
     public void seal(long record) {
         checkOpen();
-        int slot = ClientTableDescriptor.pinnedSlot(record);
-        int gen = (int) record;
-        // The flags (KEEP) were set at insert and stay: expect them and keep them.
-        long creating = creatingWord(slot, gen);
-        // Read while the entry is ours (CREATING): once sealed, a delete may free the slot for another object.
-        ObjectEvents.EventDraft sealed = objectEvents.draft(EventRecordDescriptor.TYPE_SEALED, slot);
-        // The seal is the object's first use; the CAS below publishes it with the data.
-        index.touch(slot, ObjectIndex.nowMicros());
-        if (!index.compareAndSetStateWord(slot, creating, IndexEntryDescriptor.withState(creating, 0, EntryState.SEALED))) {
-            throw new IllegalStateException("cannot seal object in slot " + slot + ": it is no longer being created"
-                + " by this client (state word 0x" + Long.toHexString(index.stateWordVolatile(slot)) + ")");
-        }
-        objectEvents.publish(sealed);
-        wakeups.notifySealed(slot);
-        wakeups.spaceMayHaveFreedIfWaited();
+        creation.seal(record);
+    }
+
+    /** Aborts an unsealed object this client created: its space is freed at once. */
+    public void abort(long record) {
+        checkOpen();
+        creation.abort(record);
+    }
+
+    /** Pins a sealed object; returns null when there is none with this id. Lock-free, no system call. */
+    public Pin tryPin(long w0, long w1, int w2) {
+        checkOpen();
+        return pinning.tryPin(w0, w1, w2);
+    }
+
+    /**
+     * Releases a pin, recording the use for eviction first (while the pin still holds the entry); completes a
+     * deferred delete when this was the last pin on it.
+     */
+    public void unpin(Pin pin) {
+        pinning.unpin(pin);
+    }
+
+    /** The object's data, a slice of the one mapping. Bounds are checked: the index is untrusted. */
+    public MemorySegment data(int slot) {
+        return heapViews.data(slot);
+    }
+
+    /** As {@link #data} but read-only, sliced from a read-only view of the heap (one allocation per get). */
+    public MemorySegment dataReadOnly(int slot) {
+        return heapViews.dataReadOnly(slot);
+    }
+
+    /** The object's metadata, a slice of the one mapping. Bounds are checked: the index is untrusted. */
+    public MemorySegment metadata(int slot) {
+        return heapViews.metadata(slot);
+    }
+
+    /** Offset in the store file of an object's data (for clients that map the file themselves). */
+    public long dataFileOffset(int slot) {
+        return heapViews.dataFileOffset(slot);
+    }
+
+    /** How many pin records, of any client, hold this {@code (slot, generation)}. */
+    public int pinCount(long record) {
+        return clients.countPins(record);
     }
 
     /**
@@ -343,80 +270,14 @@ public final class Store implements AutoCloseable {
         return wakeups.sealWaiter(w0, w1, spinNanos, timeoutNanos);
     }
 
-    /** Aborts an unsealed object this client created: its space is freed at once. */
-    public void abort(long record) {
-        checkOpen();
-        int slot = ClientTableDescriptor.pinnedSlot(record);
-        long creating = creatingWord(slot, (int) record);
-        lockAndRecover();
-        try {
-            if (index.stateWordVolatile(slot) != creating) {
-                throw new IllegalStateException("cannot abort object in slot " + slot + ": not being created by this client");
-            }
-            freeEntryUnderLock(slot);
-        } finally {
-            lock.release(me);
-        }
+    /** True when a live daemon runs a spiller on this store. */
+    public boolean spillerIsOn() {
+        return spillRequests.spillerIsOn();
     }
 
-    /** The state word of generation {@code gen} being created by this client, with the flags the entry has. */
-    private long creatingWord(int slot, int gen) {
-        return stateWord(gen, me, EntryState.CREATING, IndexEntryDescriptor.flags(index.stateWordVolatile(slot)));
-    }
-
-    /** Frees a live entry's block and removes the entry. Under the lock. */
-    void freeEntryUnderLock(int slot) {
-        long sw = index.stateWordVolatile(slot);
-        if (state(sw).isSpilled()) {
-            addCounter(SPILLED_BYTES_OFFSET, -HeapBlockDescriptor.blockSizeFor(index.dataLength(slot),
-                index.metadataLength(slot)));
-            addCounter(SPILLED_OBJECTS_OFFSET, -1);
-        } else {
-            long block = index.blockOffset(slot);
-            if (IndexEntryDescriptor.isKept(sw)) {
-                addCounter(KEPT_BYTES_OFFSET, -allocator.blockSize(block));
-                addCounter(KEPT_OBJECTS_OFFSET, -1);
-            }
-            allocator.free(block);
-        }
-        index.remove(slot);
-        addCounter(OBJECT_COUNT_OFFSET, -1);
-        wakeups.spaceMayHaveFreed();
-    }
-
-    /** Pins a sealed object; returns null when there is none with this id. Lock-free, no system call. */
-    public Pin tryPin(long w0, long w1, int w2) {
-        checkOpen();
-        long evictingSince = 0;
-        while (true) {
-            long record = index.findSealed(w0, w1, w2);
-            if (record == 0) {
-                return null;
-            }
-            int slot = ClientTableDescriptor.pinnedSlot(record);
-            int position = pins.pin(record);
-            long sw = index.stateWordVolatile(slot);
-            if (generation(sw) == (int) record) {
-                EntryState st = state(sw);
-                if (st == EntryState.SEALED) {
-                    // No store to the entry here: the use is recorded when the pin is released (unpin).
-                    count(ClientTableDescriptor.GETS_OFFSET);
-                    return new Pin(record, position);
-                }
-                // A deleter may have seen this transient pin and deferred: release it as unpin does.
-                release(record, position);
-                if (st == EntryState.EVICTING) {
-                    evictingSince = evictingSince == 0 ? System.nanoTime() : evictingSince;
-                    if (!yieldWhileEvicting(evictingSince)) {
-                        return null;
-                    }
-                    continue;
-                }
-                return null;
-            }
-            pins.unpin(position);
-            // The slot was reused between lookup and pin: look again.
-        }
+    /** The daemon's spill directory as it published it in the header, or null. */
+    public String spillDirectory() {
+        return spillRequests.spillDirectory();
     }
 
     /** {@link #requestRestore}: no spilled object has this id. */
@@ -456,77 +317,6 @@ public final class Store implements AutoCloseable {
     }
 
     /**
-     * Lets an eviction in progress settle (it frees the object or puts it back within its pin scan); false once
-     * it has taken longer than {@link #EVICTING_WAIT_NANOS} since {@code since}, which only a stuck evictor does.
-     */
-    static boolean yieldWhileEvicting(long since) {
-        if (System.nanoTime() - since > EVICTING_WAIT_NANOS) {
-            return false;
-        }
-        Thread.yield();
-        return true;
-    }
-
-    /**
-     * Releases a pin, recording the use for eviction first (while the pin still holds the entry); completes a
-     * deferred delete when this was the last pin on it.
-     */
-    public void unpin(Pin pin) {
-        index.recordUse(ClientTableDescriptor.pinnedSlot(pin.record()), ObjectIndex.nowMicros());
-        release(pin.record(), pin.position());
-    }
-
-    /** Clears a pin record; completes a deferred delete when this was the last pin on it. */
-    private void release(long record, int position) {
-        pins.unpin(position);
-        wakeups.spaceMayHaveFreedIfWaited();
-        int slot = ClientTableDescriptor.pinnedSlot(record);
-        long sw = index.stateWordVolatile(slot);
-        if (state(sw) == EntryState.DELETE_PENDING && generation(sw) == (int) record) {
-            tryFinishDelete(slot, sw);
-        }
-    }
-
-    /** The object's data, a slice of the one mapping. Bounds are checked: the index is untrusted. */
-    public MemorySegment data(int slot) {
-        return heap.asSlice(checkedDataStart(slot), index.dataLength(slot));
-    }
-
-    /** As {@link #data} but read-only, sliced from a read-only view of the heap (one allocation per get). */
-    public MemorySegment dataReadOnly(int slot) {
-        return heapReadOnly.asSlice(checkedDataStart(slot), index.dataLength(slot));
-    }
-
-    private long checkedDataStart(int slot) {
-        long block = index.blockOffset(slot);
-        checkFits(slot, block);
-        return block + HeapBlockDescriptor.HEADER_LENGTH;
-    }
-
-    public MemorySegment metadata(int slot) {
-        long block = index.blockOffset(slot);
-        checkFits(slot, block);
-        return heap.asSlice(block + HeapBlockDescriptor.HEADER_LENGTH + index.dataLength(slot), index.metadataLength(slot));
-    }
-
-    /**
-     * The index is untrusted: an entry whose block (data and metadata) does not lie inside the heap is corruption,
-     * reported naming the slot, the same check recovery drops such entries by.
-     */
-    private void checkFits(int slot, long block) {
-        String misfit = Recovery.misfit(slot, block, index.dataLength(slot), index.metadataLength(slot), layout.heapLength());
-        if (misfit != null) {
-            throw new dev.depot.errors.StoreFormatException("the store at " + directory() + " is corrupt: " + misfit
-                + "; run `depot doctor` to drop the entry");
-        }
-    }
-
-    /** Offset in the store file of an object's data (for clients that map the file themselves). */
-    public long dataFileOffset(int slot) {
-        return layout.heapOffset() + index.blockOffset(slot) + HeapBlockDescriptor.HEADER_LENGTH;
-    }
-
-    /**
      * Deletes a sealed object: freed now when nobody pins it, else when the last pin goes.
      *
      * @return false when there is no sealed object with this id
@@ -538,38 +328,6 @@ public final class Store implements AutoCloseable {
             count(ClientTableDescriptor.DELETES_OFFSET);
         }
         return deleted;
-    }
-
-    /** One more operation of this client ({@code ClientTableDescriptor.*_OFFSET} of a counter): an atomic add. */
-    void count(int counterOffset) {
-        Atomics.getAndAddLong(mySlot, counterOffset, 1);
-    }
-
-    /** The operations of every client so far (sums of the slots' counters, which outlive their clients). */
-    public OperationCounts operationCounts() {
-        return new OperationCounts(clients.sumCounter(ClientTableDescriptor.CREATES_OFFSET),
-            clients.sumCounter(ClientTableDescriptor.GETS_OFFSET), clients.sumCounter(ClientTableDescriptor.DELETES_OFFSET),
-            clients.sumCounter(ClientTableDescriptor.WAITS_OFFSET), clients.sumCounter(ClientTableDescriptor.WAKEUPS_OFFSET));
-    }
-
-    /** Subscribers now, live or dead and not yet reaped (0 when the store has no notification region). */
-    public int subscriberCount() {
-        return objectEvents.subscriberCount();
-    }
-
-    /** The notification rings, or null when the store's format (1.1) has none. */
-    EventRings events() {
-        return objectEvents.rings();
-    }
-
-    /**
-     * Subscribes this process to every object event of the store from now on ({@link Subscriber}).
-     *
-     * @throws ResourceLimitException when all {@link NotificationDescriptor#SUBSCRIBERS} subscriber slots are taken
-     */
-    public Subscriber subscribe() {
-        checkOpen();
-        return objectEvents.subscribe();
     }
 
     /** Tries to complete a DELETE_PENDING entry whose state word is {@code pending}. */
@@ -598,34 +356,63 @@ public final class Store implements AutoCloseable {
         }
     }
 
+    /** Subscribers now, live or dead and not yet reaped (0 when the store has no notification region). */
+    public int subscriberCount() {
+        return objectEvents.subscriberCount();
+    }
+
+    /** The notification rings, or null when the store's format (1.1) has none. */
+    EventRings events() {
+        return objectEvents.rings();
+    }
+
     /**
-     * Takes the allocator lock, rebuilding the heap first when the previous holder died holding it.
+     * Subscribes this process to every object event of the store from now on ({@link Subscriber}).
      *
-     * @throws dev.depot.errors.StoreBusyException when a live holder keeps it beyond the wait limit
+     * @throws ResourceLimitException when all {@link NotificationDescriptor#SUBSCRIBERS} subscriber slots are taken
      */
-    void lockAndRecover() {
-        if (lock.acquire(me)) {
-            rebuildOrHandOn();
-        }
+    public Subscriber subscribe() {
+        checkOpen();
+        return objectEvents.subscribe();
     }
 
-    /** As {@link #lockAndRecover} but gives up (false) when a live holder keeps the lock {@code timeoutNanos}. */
-    boolean tryLockAndRecover(long timeoutNanos) {
-        AllocationLock.Acquisition a = lock.tryAcquire(me, timeoutNanos);
-        if (a == AllocationLock.Acquisition.ACQUIRED_MUST_REBUILD) {
-            rebuildOrHandOn();
-        }
-        return a != AllocationLock.Acquisition.TIMED_OUT;
+    /** The operations of every client so far (sums of the slots' counters, which outlive their clients). */
+    public OperationCounts operationCounts() {
+        return new OperationCounts(clients.sumCounter(ClientTableDescriptor.CREATES_OFFSET),
+            clients.sumCounter(ClientTableDescriptor.GETS_OFFSET), clients.sumCounter(ClientTableDescriptor.DELETES_OFFSET),
+            clients.sumCounter(ClientTableDescriptor.WAITS_OFFSET), clients.sumCounter(ClientTableDescriptor.WAKEUPS_OFFSET));
     }
 
-    /** Rebuilds under the lock; if that fails, releases the lock marked for the next holder to rebuild. */
-    private List<String> rebuildOrHandOn() {
-        try {
-            return new Recovery(this).rebuildUnderLock();
-        } catch (RuntimeException | Error e) {
-            lock.releaseForRebuild(me);
-            throw e;
-        }
+    /** Figures of the store. Reads the free lists under the lock, the rest lock-free. */
+    public StoreStatistics statistics() {
+        checkOpen();
+        return new StoreSnapshot(this).statistics();
+    }
+
+    /** A snapshot of every live entry. */
+    public List<ObjectEntry> list() {
+        checkOpen();
+        return new StoreSnapshot(this).list();
+    }
+
+    /** Hands every live entry to {@code sink}, in index order, without holding the listing. */
+    public void forEachEntry(Consumer<ObjectEntry> sink) {
+        checkOpen();
+        new StoreSnapshot(this).forEachEntry(sink);
+    }
+
+    /** Bytes between the words {@link #preTouchHeap} reads: the smallest page size. */
+    public static final long PRE_TOUCH_STRIDE = HeapViews.PRE_TOUCH_STRIDE;
+
+    /**
+     * Reads one byte of every page of the heap, so that this process's page table maps all of it now rather
+     * than page by page at first use (through a new mapping a first touch costs microseconds per 4 KiB page on
+     * a VM). Reads change nothing another process writes; on a shared file mapping the pages are mapped
+     * writable. For programs that time their later accesses (the sort demo); returns the pages touched.
+     */
+    public long preTouchHeap() {
+        checkOpen();
+        return heapViews.preTouch();
     }
 
     /**
@@ -670,6 +457,36 @@ public final class Store implements AutoCloseable {
         return new ClientWatch(clients, me, true, log);
     }
 
+    /**
+     * Takes the allocator lock, rebuilding the heap first when the previous holder died holding it.
+     *
+     * @throws dev.depot.errors.StoreBusyException when a live holder keeps it beyond the wait limit
+     */
+    void lockAndRecover() {
+        if (lock.acquire(me)) {
+            rebuildOrHandOn();
+        }
+    }
+
+    /** As {@link #lockAndRecover} but gives up (false) when a live holder keeps the lock {@code timeoutNanos}. */
+    boolean tryLockAndRecover(long timeoutNanos) {
+        AllocationLock.Acquisition a = lock.tryAcquire(me, timeoutNanos);
+        if (a == AllocationLock.Acquisition.ACQUIRED_MUST_REBUILD) {
+            rebuildOrHandOn();
+        }
+        return a != AllocationLock.Acquisition.TIMED_OUT;
+    }
+
+    /** Rebuilds under the lock; if that fails, releases the lock marked for the next holder to rebuild. */
+    private List<String> rebuildOrHandOn() {
+        try {
+            return new Recovery(this).rebuildUnderLock();
+        } catch (RuntimeException | Error e) {
+            lock.releaseForRebuild(me);
+            throw e;
+        }
+    }
+
     void releaseLock() {
         lock.release(me);
     }
@@ -682,56 +499,30 @@ public final class Store implements AutoCloseable {
         Atomics.getAndAddLong(header, offset, delta);
     }
 
-    /** Figures of the store. Reads the free lists under the lock, the rest lock-free. */
-    public StoreStatistics statistics() {
-        checkOpen();
-        return new StoreSnapshot(this).statistics();
+    /** One more operation of this client ({@code ClientTableDescriptor.*_OFFSET} of a counter): an atomic add. */
+    void count(int counterOffset) {
+        Atomics.getAndAddLong(mySlot, counterOffset, 1);
     }
 
-    /** A snapshot of every live entry. */
-    public List<ObjectEntry> list() {
-        checkOpen();
-        return new StoreSnapshot(this).list();
-    }
-
-    /** Hands every live entry to {@code sink}, in index order, without holding the listing. */
-    public void forEachEntry(java.util.function.Consumer<ObjectEntry> sink) {
-        checkOpen();
-        new StoreSnapshot(this).forEachEntry(sink);
-    }
-
-    /** How many pin records, of any client, hold this {@code (slot, generation)}. */
-    public int pinCount(long record) {
-        return clients.countPins(record);
-    }
-
-    public MemorySegment header() {
-        return header;
-    }
-
-    /** Bytes between the words {@link #preTouchHeap} reads: the smallest page size. */
-    public static final long PRE_TOUCH_STRIDE = 4096;
-
-    /**
-     * Reads one byte of every page of the heap, so that this process's page table maps all of it now rather
-     * than page by page at first use (through a new mapping a first touch costs microseconds per 4 KiB page on
-     * a VM). Reads change nothing another process writes; on a shared file mapping the pages are mapped
-     * writable. For programs that time their later accesses (the sort demo); returns the pages touched.
-     */
-    public long preTouchHeap() {
-        checkOpen();
-        long pages = 0;
-        byte seen = 0;
-        for (long at = 0; at < heap.byteSize(); at += PRE_TOUCH_STRIDE) {
-            seen |= heap.get(ValueLayout.JAVA_BYTE, at);
-            pages++;
+    /** Frees a live entry's block and removes the entry. Under the lock. */
+    void freeEntryUnderLock(int slot) {
+        long sw = index.stateWordVolatile(slot);
+        if (state(sw).isSpilled()) {
+            addCounter(SPILLED_BYTES_OFFSET, -HeapBlockDescriptor.blockSizeFor(index.dataLength(slot),
+                index.metadataLength(slot)));
+            addCounter(SPILLED_OBJECTS_OFFSET, -1);
+        } else {
+            long block = index.blockOffset(slot);
+            if (IndexEntryDescriptor.isKept(sw)) {
+                addCounter(KEPT_BYTES_OFFSET, -allocator.blockSize(block));
+                addCounter(KEPT_OBJECTS_OFFSET, -1);
+            }
+            allocator.free(block);
         }
-        preTouchSink = seen;  // kept, so the reads are not optimised away
-        return pages;
+        index.remove(slot);
+        addCounter(OBJECT_COUNT_OFFSET, -1);
+        wakeups.spaceMayHaveFreed();
     }
-
-    @SuppressWarnings("unused")
-    private volatile byte preTouchSink;
 
     public boolean isClosed() {
         return closed;
