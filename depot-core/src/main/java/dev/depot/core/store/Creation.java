@@ -80,7 +80,7 @@ final class Creation {
         try (FutexWaiter wait = store.wakeups.spaceWaiter(evict, SPACE_SPIN_NANOS, timeoutNanos)) {
             while (true) {
                 int sequence;
-                store.lockAndRecover();
+                store.heapLock.lockAndRecover();
                 try {
                     long record = tryCreateUnderLock(w0, w1, w2, dataLength, blockSize, metadata, evict, entryFlags,
                         idText, failure);
@@ -91,7 +91,7 @@ final class Creation {
                     // Read under the lock: every free bumps it under the lock, so one after this read ends the wait.
                     sequence = store.wakeups.spaceSequenceVolatile();
                 } finally {
-                    store.releaseLock();
+                    store.heapLock.release();
                 }
                 boolean spillCanHelp = failure.spillable() && spiller.spillerIsOn() && spiller.spillerReportsNoError();
                 wait.timeoutNanos(timeoutNanos < 0 ? FutexWaiter.FOREVER
@@ -174,14 +174,14 @@ final class Creation {
     void abort(long record) {
         int slot = ClientTableDescriptor.pinnedSlot(record);
         long creating = creatingWord(slot, (int) record);
-        store.lockAndRecover();
+        store.heapLock.lockAndRecover();
         try {
             if (index.stateWordVolatile(slot) != creating) {
                 throw new IllegalStateException("cannot abort object in slot " + slot + ": not being created by this client");
             }
-            store.freeEntryUnderLock(slot);
+            store.heapLock.freeEntryUnderLock(slot);
         } finally {
-            store.releaseLock();
+            store.heapLock.release();
         }
     }
 

@@ -256,7 +256,7 @@ final class Eviction {
         }
         long size = store.allocator.blockSize(index.blockOffset(slot));
         store.objectEvents.publish(dev.depot.core.notify.EventRecordDescriptor.TYPE_EVICTED, slot);
-        store.freeEntryUnderLock(slot);
+        store.heapLock.freeEntryUnderLock(slot);
         store.addCounter(EVICTION_COUNT_OFFSET, 1);
         store.addCounter(EVICTED_BYTES_OFFSET, size);
         return size;

@@ -119,11 +119,11 @@ public final class Spilling {
 
     /** True when a block of {@code blockSize} bytes can be allocated now without evicting. Takes the lock. */
     public boolean hasRoomFor(long blockSize) {
-        store.lockAndRecover();
+        store.heapLock.lockAndRecover();
         try {
             return store.allocator.largestFreeBlock() >= blockSize;
         } finally {
-            store.releaseLock();
+            store.heapLock.release();
         }
     }
 
@@ -192,7 +192,7 @@ public final class Spilling {
      * lock is released, so a spiller that asked after it would spill again for room it had already made.
      */
     public Commit commitSpill(int slot, long sealed, long roomFor) {
-        store.lockAndRecover();
+        store.heapLock.lockAndRecover();
         try {
             if (state(sealed) != EntryState.SEALED || !isKept(sealed)) {
                 return Commit.REFUSED;
@@ -218,7 +218,7 @@ public final class Spilling {
             store.wakeups.spaceMayHaveFreed();  // the waiting creates wake when the lock is released, below
             return store.allocator.largestFreeBlock() >= roomFor ? Commit.MADE_ROOM : Commit.SPILLED;
         } finally {
-            store.releaseLock();
+            store.heapLock.release();
         }
     }
 
@@ -229,7 +229,7 @@ public final class Spilling {
      * @return the RESTORING state word, or {@link #NO_ROOM} or {@link #GONE}
      */
     public long beginRestore(int slot, long wanted) {
-        store.lockAndRecover();
+        store.heapLock.lockAndRecover();
         try {
             if (state(wanted) != EntryState.RESTORE_WANTED || index.stateWordVolatile(slot) != wanted) {
                 return GONE;
@@ -256,7 +256,7 @@ public final class Spilling {
             store.addCounter(KEPT_OBJECTS_OFFSET, 1);
             return restoring;
         } finally {
-            store.releaseLock();
+            store.heapLock.release();
         }
     }
 
@@ -283,7 +283,7 @@ public final class Spilling {
      * From RESTORING(me) its block is freed too. Under the lock.
      */
     public void dropLost(int slot, long stateWord) {
-        store.lockAndRecover();
+        store.heapLock.lockAndRecover();
         try {
             if (index.stateWordVolatile(slot) != stateWord) {
                 return;
@@ -292,9 +292,9 @@ public final class Spilling {
                 // Back to a spilled entry first, so that the shared free path keeps the counters right.
                 returnToSpilledUnderLock(store, slot, stateWord);
             }
-            store.freeEntryUnderLock(slot);
+            store.heapLock.freeEntryUnderLock(slot);
         } finally {
-            store.releaseLock();
+            store.heapLock.release();
         }
         store.wakeups.notifySealed(slot);
     }

@@ -1,20 +1,12 @@
 package dev.depot.core.store;
 
-import static dev.depot.core.index.IndexEntryDescriptor.state;
 import static dev.depot.core.store.StoreHeaderDescriptor.FUTEX_WORDS_OFFSET;
-import static dev.depot.core.store.StoreHeaderDescriptor.KEPT_BYTES_OFFSET;
-import static dev.depot.core.store.StoreHeaderDescriptor.KEPT_OBJECTS_OFFSET;
-import static dev.depot.core.store.StoreHeaderDescriptor.OBJECT_COUNT_OFFSET;
-import static dev.depot.core.store.StoreHeaderDescriptor.SPILLED_BYTES_OFFSET;
-import static dev.depot.core.store.StoreHeaderDescriptor.SPILLED_OBJECTS_OFFSET;
 
 import dev.depot.core.clients.ClientTable;
 import dev.depot.core.clients.ClientTableDescriptor;
 import dev.depot.core.clients.ClientWatch;
 import dev.depot.core.clients.PinTable;
 import dev.depot.core.heap.HeapAllocator;
-import dev.depot.core.heap.HeapBlockDescriptor;
-import dev.depot.core.index.IndexEntryDescriptor;
 import dev.depot.core.index.ObjectIndex;
 import dev.depot.core.memory.Atomics;
 import dev.depot.core.notify.EventRings;
@@ -66,6 +58,7 @@ public final class Store implements AutoCloseable {
     /** This client's slot, for its operation counters. */
     private final MemorySegment mySlot;
     final ObjectEvents objectEvents;
+    final HeapLock heapLock;
     final Wakeups wakeups;
     final SpillRequests spillRequests;
     private final Creation creation;
@@ -93,6 +86,7 @@ public final class Store implements AutoCloseable {
         this.myIdentity = ProcessIdentity.self();
         this.mySlot = clients.slot(me);
         this.objectEvents = new ObjectEvents(file.notifications(), index, clients, me, directory());
+        this.heapLock = new HeapLock(this);
         this.wakeups = new Wakeups(this);
         this.spillRequests = new SpillRequests(this);
         this.creation = new Creation(this);
@@ -348,11 +342,11 @@ public final class Store implements AutoCloseable {
     /** Evicts least-recently-used unpinned sealed objects until {@code bytes} are freed or none is left. */
     public long evict(long bytes) {
         checkOpen();
-        lockAndRecover();
+        heapLock.lockAndRecover();
         try {
             return new Eviction(this).evictBytes(bytes);
         } finally {
-            lock.release(me);
+            heapLock.release();
         }
     }
 
@@ -421,10 +415,7 @@ public final class Store implements AutoCloseable {
      */
     public List<String> recover() {
         checkOpen();
-        lock.acquire(me);
-        List<String> problems = rebuildOrHandOn();
-        lock.release(me);
-        return problems;
+        return heapLock.recover();
     }
 
     /** Reclaims clients whose processes died and completes deferred deletes; returns how many were reclaimed. */
@@ -457,40 +448,6 @@ public final class Store implements AutoCloseable {
         return new ClientWatch(clients, me, true, log);
     }
 
-    /**
-     * Takes the allocator lock, rebuilding the heap first when the previous holder died holding it.
-     *
-     * @throws dev.depot.errors.StoreBusyException when a live holder keeps it beyond the wait limit
-     */
-    void lockAndRecover() {
-        if (lock.acquire(me)) {
-            rebuildOrHandOn();
-        }
-    }
-
-    /** As {@link #lockAndRecover} but gives up (false) when a live holder keeps the lock {@code timeoutNanos}. */
-    boolean tryLockAndRecover(long timeoutNanos) {
-        AllocationLock.Acquisition a = lock.tryAcquire(me, timeoutNanos);
-        if (a == AllocationLock.Acquisition.ACQUIRED_MUST_REBUILD) {
-            rebuildOrHandOn();
-        }
-        return a != AllocationLock.Acquisition.TIMED_OUT;
-    }
-
-    /** Rebuilds under the lock; if that fails, releases the lock marked for the next holder to rebuild. */
-    private List<String> rebuildOrHandOn() {
-        try {
-            return new Recovery(this).rebuildUnderLock();
-        } catch (RuntimeException | Error e) {
-            lock.releaseForRebuild(me);
-            throw e;
-        }
-    }
-
-    void releaseLock() {
-        lock.release(me);
-    }
-
     int me() {
         return me;
     }
@@ -502,26 +459,6 @@ public final class Store implements AutoCloseable {
     /** One more operation of this client ({@code ClientTableDescriptor.*_OFFSET} of a counter): an atomic add. */
     void count(int counterOffset) {
         Atomics.getAndAddLong(mySlot, counterOffset, 1);
-    }
-
-    /** Frees a live entry's block and removes the entry. Under the lock. */
-    void freeEntryUnderLock(int slot) {
-        long sw = index.stateWordVolatile(slot);
-        if (state(sw).isSpilled()) {
-            addCounter(SPILLED_BYTES_OFFSET, -HeapBlockDescriptor.blockSizeFor(index.dataLength(slot),
-                index.metadataLength(slot)));
-            addCounter(SPILLED_OBJECTS_OFFSET, -1);
-        } else {
-            long block = index.blockOffset(slot);
-            if (IndexEntryDescriptor.isKept(sw)) {
-                addCounter(KEPT_BYTES_OFFSET, -allocator.blockSize(block));
-                addCounter(KEPT_OBJECTS_OFFSET, -1);
-            }
-            allocator.free(block);
-        }
-        index.remove(slot);
-        addCounter(OBJECT_COUNT_OFFSET, -1);
-        wakeups.spaceMayHaveFreed();
     }
 
     public boolean isClosed() {
