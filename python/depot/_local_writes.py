@@ -272,7 +272,7 @@ class LocalWrites:
         space.wake_waiters(self._base)
 
     def _free_entry_under_lock(self, index_slot, kept):
-        """Java's Store.freeEntryUnderLock for an entry with a block: the block freed, the entry removed, the
+        """Java's HeapLock.freeEntryUnderLock for an entry with a block: the block freed, the entry removed, the
         counts updated, and the space sequence bumped under the lock (a waiting create reads it under the lock);
         its sleepers are woken after the release (``_space.wake_waiters``)."""
         entry = self._entries_offset + index_slot * IE.ENTRY_LENGTH

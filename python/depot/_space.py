@@ -1,11 +1,11 @@
 """The space sequence: the futex word in the store header that creates waiting for room sleep on (Java's
-``Store.createBlocking``, which the daemon runs for a Python create that found no room).
+``Store.create`` with a timeout, which the daemon runs for a Python create that found no room).
 
 Every step that may make room bumps it: a free (under the allocator lock: a waiting create reads the word under
 the lock, so a free after that read ends its wait) and, while a create that may evict waits
 (``EVICTING_SPACE_WAITERS`` > 0), an unpin or a seal, which free nothing but make an object evictable. Sleepers
 count themselves in ``SPACE_WAITERS`` before their last attempt; a bump is followed by a wake-up only when that
-count is positive. The same steps as Java's ``Store.spaceMayHaveFreed`` and ``spaceMayHaveFreedIfWaited``.
+count is positive. The same steps as Java's ``Wakeups.spaceMayHaveFreed`` and ``spaceMayHaveFreedIfWaited``.
 """
 
 from . import _atomics as atomics

@@ -4,15 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.depot.client.testing.ModularProgram;
 import dev.depot.client.testing.TempStore;
 import dev.depot.core.store.Store;
-import java.net.URISyntaxException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -65,60 +61,21 @@ class ModulePathTest {
 
     @Test
     void programOnTheModulePathShouldUseTheApiButNotTheInternals(@TempDir Path work) throws Exception {
-        String modulePath = location(DepotClient.class) + java.io.File.pathSeparator + location(Store.class);
-        Path src = work.resolve("src");
-        Files.createDirectories(src.resolve("example"));
-        Files.writeString(src.resolve("module-info.java"), MODULE_INFO);
-        Files.writeString(src.resolve("example/Main.java"), MAIN);
-        Path out = work.resolve("out");
-        assertEquals("", javac(modulePath, out, src.resolve("module-info.java"), src.resolve("example/Main.java")));
+        ModularProgram program = new ModularProgram(work, DepotClient.class, Store.class)
+            .source("module-info.java", MODULE_INFO).source("example/Main.java", MAIN);
+        assertEquals("", program.compile("out", "module-info.java", "example/Main.java"));
 
         try (TempStore temp = new TempStore()) {
             temp.create(1 << 20).close();
-            List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=dev.depot.core", "-Xmx64m",
-                "--module-path", modulePath + java.io.File.pathSeparator + out, "-m", "example/example.Main",
-                temp.dir().toString()));
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-            try {
-                assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the program did not finish within 60 s");
-                String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-                assertEquals(0, p.exitValue(), text);
-                assertEquals(List.of("size 3", "no store: StoreNotFoundException", "internals visible: false"),
-                    text.lines().toList());
-            } finally {
-                p.destroyForcibly();
-                p.waitFor(10, TimeUnit.SECONDS);
-            }
+            String text = program.run("out", "example/example.Main", temp.dir().toString());
+            assertEquals(List.of("size 3", "no store: StoreNotFoundException", "internals visible: false"),
+                text.lines().toList());
         }
 
-        Files.writeString(src.resolve("example/Sneaky.java"), SNEAKY);
-        String errors = javac(modulePath, work.resolve("out2"), src.resolve("module-info.java"),
-            src.resolve("example/Sneaky.java"));
+        String errors = program.source("example/Sneaky.java", SNEAKY)
+            .compile("out2", "module-info.java", "example/Sneaky.java");
         assertFalse(errors.isEmpty(), "a program compiled against dev.depot.core.store");
         assertTrue(errors.contains("dev.depot.core.store") && errors.contains("not visible"), errors);
         assertTrue(errors.contains("dev.depot.client.internal"), errors);
-    }
-
-    /** Compiles {@code sources} into {@code out} with the JDK's javac; returns the diagnostics, empty when it compiled. */
-    private static String javac(String modulePath, Path out, Path... sources) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "javac").toString(),
-            "--module-path", modulePath, "-d", out.toString()));
-        for (Path s : sources) {
-            cmd.add(s.toString());
-        }
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        try {
-            String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertTrue(p.waitFor(60, TimeUnit.SECONDS), "javac did not finish within 60 s");
-            return p.exitValue() == 0 ? "" : (text.isEmpty() ? "javac failed with status " + p.exitValue() : text);
-        } finally {
-            p.destroyForcibly();
-            p.waitFor(10, TimeUnit.SECONDS);
-        }
-    }
-
-    private static String location(Class<?> c) throws URISyntaxException {
-        return Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
     }
 }

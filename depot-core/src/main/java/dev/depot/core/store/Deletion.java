@@ -56,7 +56,7 @@ final class Deletion {
             }
             if (state(sw) == EntryState.EVICTING) {
                 evictingSince = evictingSince == 0 ? System.nanoTime() : evictingSince;
-                if (!Store.yieldWhileEvicting(evictingSince)) {
+                if (!Eviction.yieldWhileEvicting(evictingSince)) {
                     return false;
                 }
                 continue;
@@ -68,7 +68,7 @@ final class Deletion {
             if (!index.compareAndSetStateWord(slot, sw, deleting)) {
                 continue;
             }
-            store.publishEvent(EventRecordDescriptor.TYPE_DELETED, slot);
+            store.objectEvents.publish(EventRecordDescriptor.TYPE_DELETED, slot);
             finishOrDefer(slot, deleting);
             return true;
         }
@@ -105,17 +105,17 @@ final class Deletion {
     }
 
     private int deleteSpilledUnderLock(long w0, long w1, int w2, int slot) {
-        store.lockAndRecover();
+        store.heapLock.lockAndRecover();
         try {
             long sw = index.stateWordVolatile(slot);
             if (!state(sw).isSpilled() || !index.idEquals(slot, w0, w1, w2)) {
                 return RETRY;
             }
-            store.publishEvent(EventRecordDescriptor.TYPE_DELETED, slot);
-            store.freeEntryUnderLock(slot);
+            store.objectEvents.publish(EventRecordDescriptor.TYPE_DELETED, slot);
+            store.heapLock.freeEntryUnderLock(slot);
             return DELETED;
         } finally {
-            store.releaseLock();
+            store.heapLock.release();
         }
     }
 
@@ -123,13 +123,13 @@ final class Deletion {
     private void finishOrDefer(int slot, long deleting) {
         long record = ClientTableDescriptor.pinRecord(slot, generation(deleting));
         if (!store.clients.isPinned(record)) {
-            store.lockAndRecover();
+            store.heapLock.lockAndRecover();
             try {
                 if (index.stateWordVolatile(slot) == deleting) {
-                    store.freeEntryUnderLock(slot);
+                    store.heapLock.freeEntryUnderLock(slot);
                 }
             } finally {
-                store.releaseLock();
+                store.heapLock.release();
             }
             return;
         }

@@ -54,11 +54,11 @@ public final class Doctor {
             }
             // Recovery first: it drops corrupt entries, which settling dead clients would otherwise trip over.
             List<String> heap = new ArrayList<>();
-            store.lockAndRecover();
+            store.heapLock.lockAndRecover();
             try {
                 heap.addAll(store.allocator.check());
             } finally {
-                store.releaseLock();
+                store.heapLock.release();
             }
             List<String> dropped = store.recover();
             findings.addAll(heap);
@@ -92,7 +92,7 @@ public final class Doctor {
             found.addAll(new Recovery(store).inspectUnderLock());
             found.addAll(store.allocator.check());
         } finally {
-            store.releaseLock();
+            store.heapLock.release();
         }
         return found;
     }

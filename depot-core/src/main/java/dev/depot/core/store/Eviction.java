@@ -26,6 +26,8 @@ import dev.depot.core.index.IndexEntryDescriptor;
 final class Eviction {
     /** Candidates taken from one scan of the index. */
     private static final int BATCH = 256;
+    /** How long a reader waits for an EVICTING entry to settle before calling it missing. */
+    private static final long EVICTING_WAIT_NANOS = 50_000_000L;
 
     private final Store store;
 
@@ -253,8 +255,8 @@ final class Eviction {
             return 0;
         }
         long size = store.allocator.blockSize(index.blockOffset(slot));
-        store.publishEvent(dev.depot.core.notify.EventRecordDescriptor.TYPE_EVICTED, slot);
-        store.freeEntryUnderLock(slot);
+        store.objectEvents.publish(dev.depot.core.notify.EventRecordDescriptor.TYPE_EVICTED, slot);
+        store.heapLock.freeEntryUnderLock(slot);
         store.addCounter(EVICTION_COUNT_OFFSET, 1);
         store.addCounter(EVICTED_BYTES_OFFSET, size);
         return size;
@@ -263,5 +265,17 @@ final class Eviction {
     /** The {@link #BATCH} least recently used sealed entries, oldest first. */
     private int[] oldestSealed() {
         return store.index.leastRecentlySealed(BATCH, false);
+    }
+
+    /**
+     * Lets an eviction in progress settle (it frees the object or puts it back within its pin scan); false once
+     * it has taken longer than {@link #EVICTING_WAIT_NANOS} since {@code since}, which only a stuck evictor does.
+     */
+    static boolean yieldWhileEvicting(long since) {
+        if (System.nanoTime() - since > EVICTING_WAIT_NANOS) {
+            return false;
+        }
+        Thread.yield();
+        return true;
     }
 }

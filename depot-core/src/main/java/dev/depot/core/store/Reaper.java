@@ -68,7 +68,7 @@ public final class Reaper {
             store.clients.release(client, identity);
             return;
         }
-        store.lockAndRecover();
+        store.heapLock.lockAndRecover();
         try {
             if (store.clients.identity(client) != identity) {
                 return;
@@ -81,7 +81,7 @@ public final class Reaper {
                 store.clients.clearPins(client);
             }
         } finally {
-            store.releaseLock();
+            store.heapLock.release();
         }
         if (self) {
             // The slot is freed only after the lock is released: the lock word names this slot while the client
@@ -100,13 +100,13 @@ public final class Reaper {
      */
     void settleTakenOverSlot() {
         int me = store.me();
-        store.lockAndRecover();
+        store.heapLock.lockAndRecover();
         try {
             settleEntriesOf(me);
             store.clients.clearPins(me);
             abortEventClaimsOf(me);
         } finally {
-            store.releaseLock();
+            store.heapLock.release();
         }
         store.sweepPendingDeletes();
     }
@@ -153,7 +153,7 @@ public final class Reaper {
             }
             EntryState st = state(sw);
             switch (st) {
-                case CREATING -> store.freeEntryUnderLock(slot);
+                case CREATING -> store.heapLock.freeEntryUnderLock(slot);
                 case EVICTING -> index.putStateWordRelease(slot,
                     withState(sw, 0, EntryState.SEALED));
                 // Its block goes back to the heap; the spill file is still whole.

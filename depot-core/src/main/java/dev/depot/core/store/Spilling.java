@@ -62,13 +62,13 @@ public final class Spilling {
         Atomics.putIntRelease(header, SPILL_ERROR_OFFSET, 0);
         Atomics.putIntRelease(header, SPILL_STATE_OFFSET, SPILL_STATE_ON);
         // Creates that gave up on a spill while no spiller ran wake up and ask again.
-        store.spaceMayHaveFreed();
+        store.wakeups.spaceMayHaveFreed();
     }
 
     /** Turns spilling off (the daemon stops); waiting creates wake and give up on a spill. */
     public void withdraw() {
         Atomics.putIntRelease(header, SPILL_STATE_OFFSET, SPILL_STATE_OFF);
-        store.spaceMayHaveFreed();
+        store.wakeups.spaceMayHaveFreed();
     }
 
     public int requestSequence() {
@@ -82,7 +82,7 @@ public final class Spilling {
 
     /** Wakes the spiller (to stop it, or after a request made without the store). */
     public void wake() {
-        store.wakeSpiller();
+        store.spillRequests.wakeSpiller();
     }
 
     /** The largest block a waiting create asked room for, or 0. */
@@ -97,14 +97,14 @@ public final class Spilling {
      */
     public void served(long wanted) {
         Atomics.compareAndSetLong(header, SPILL_WANTED_BYTES_OFFSET, wanted, 0);
-        store.spaceMayHaveFreed();
+        store.wakeups.spaceMayHaveFreed();
     }
 
     /** Records why the spiller cannot help (a {@code SPILL_ERROR_*} code, 0 for none) and wakes waiting creates. */
     public void setError(int code) {
         if (Atomics.getIntVolatile(header, SPILL_ERROR_OFFSET) != code) {
             Atomics.putIntRelease(header, SPILL_ERROR_OFFSET, code);
-            store.spaceMayHaveFreed();
+            store.wakeups.spaceMayHaveFreed();
         }
     }
 
@@ -119,11 +119,11 @@ public final class Spilling {
 
     /** True when a block of {@code blockSize} bytes can be allocated now without evicting. Takes the lock. */
     public boolean hasRoomFor(long blockSize) {
-        store.lockAndRecover();
+        store.heapLock.lockAndRecover();
         try {
             return store.allocator.largestFreeBlock() >= blockSize;
         } finally {
-            store.releaseLock();
+            store.heapLock.release();
         }
     }
 
@@ -192,7 +192,7 @@ public final class Spilling {
      * lock is released, so a spiller that asked after it would spill again for room it had already made.
      */
     public Commit commitSpill(int slot, long sealed, long roomFor) {
-        store.lockAndRecover();
+        store.heapLock.lockAndRecover();
         try {
             if (state(sealed) != EntryState.SEALED || !isKept(sealed)) {
                 return Commit.REFUSED;
@@ -214,11 +214,11 @@ public final class Spilling {
             store.addCounter(SPILLED_OBJECTS_OFFSET, 1);
             store.addCounter(SPILL_COUNT_OFFSET, 1);
             index.putStateWordRelease(slot, withState(sealed, 0, EntryState.SPILLED));
-            store.publishEvent(dev.depot.core.notify.EventRecordDescriptor.TYPE_SPILLED, slot);
-            store.spaceMayHaveFreed();  // the waiting creates wake when the lock is released, below
+            store.objectEvents.publish(dev.depot.core.notify.EventRecordDescriptor.TYPE_SPILLED, slot);
+            store.wakeups.spaceMayHaveFreed();  // the waiting creates wake when the lock is released, below
             return store.allocator.largestFreeBlock() >= roomFor ? Commit.MADE_ROOM : Commit.SPILLED;
         } finally {
-            store.releaseLock();
+            store.heapLock.release();
         }
     }
 
@@ -229,7 +229,7 @@ public final class Spilling {
      * @return the RESTORING state word, or {@link #NO_ROOM} or {@link #GONE}
      */
     public long beginRestore(int slot, long wanted) {
-        store.lockAndRecover();
+        store.heapLock.lockAndRecover();
         try {
             if (state(wanted) != EntryState.RESTORE_WANTED || index.stateWordVolatile(slot) != wanted) {
                 return GONE;
@@ -256,7 +256,7 @@ public final class Spilling {
             store.addCounter(KEPT_OBJECTS_OFFSET, 1);
             return restoring;
         } finally {
-            store.releaseLock();
+            store.heapLock.release();
         }
     }
 
@@ -267,15 +267,15 @@ public final class Spilling {
     public void finishRestore(int slot, long restoring) {
         long sealed = withState(restoring, 0, EntryState.SEALED);
         // Read while the entry is ours (RESTORING): once sealed, a delete may free the slot for another object.
-        var restored = store.draftEvent(dev.depot.core.notify.EventRecordDescriptor.TYPE_RESTORED, slot);
+        var restored = store.objectEvents.draft(dev.depot.core.notify.EventRecordDescriptor.TYPE_RESTORED, slot);
         if (!index.compareAndSetStateWord(slot, restoring, sealed)) {
             throw new IllegalStateException("restored entry in slot " + slot + " changed under its restorer (state word 0x"
                 + Long.toHexString(index.stateWordVolatile(slot)) + ")");
         }
         index.touch(slot, ObjectIndex.nowMicros());
         store.addCounter(RESTORE_COUNT_OFFSET, 1);
-        store.publish(restored);
-        store.notifySealed(slot);
+        store.objectEvents.publish(restored);
+        store.wakeups.notifySealed(slot);
     }
 
     /**
@@ -283,7 +283,7 @@ public final class Spilling {
      * From RESTORING(me) its block is freed too. Under the lock.
      */
     public void dropLost(int slot, long stateWord) {
-        store.lockAndRecover();
+        store.heapLock.lockAndRecover();
         try {
             if (index.stateWordVolatile(slot) != stateWord) {
                 return;
@@ -292,11 +292,11 @@ public final class Spilling {
                 // Back to a spilled entry first, so that the shared free path keeps the counters right.
                 returnToSpilledUnderLock(store, slot, stateWord);
             }
-            store.freeEntryUnderLock(slot);
+            store.heapLock.freeEntryUnderLock(slot);
         } finally {
-            store.releaseLock();
+            store.heapLock.release();
         }
-        store.notifySealed(slot);
+        store.wakeups.notifySealed(slot);
     }
 
     /**
@@ -306,7 +306,7 @@ public final class Spilling {
      */
     public void recordRestoreFailure(int slot, int generation, byte[] id, int kind, String reason) {
         store.restoreFailures.record(slot, generation, id, kind, reason);
-        store.notifySealed(slot);
+        store.wakeups.notifySealed(slot);
     }
 
     /** Withdraws the failure record of {@code (slot, generation)}: it was restored after all. */
@@ -330,7 +330,7 @@ public final class Spilling {
         store.addCounter(SPILLED_BYTES_OFFSET, size);
         store.addCounter(SPILLED_OBJECTS_OFFSET, 1);
         index.putStateWordRelease(slot, withState(restoring, 0, EntryState.SPILLED));
-        store.spaceMayHaveFreed();
+        store.wakeups.spaceMayHaveFreed();
     }
 
     /**

@@ -1,35 +1,23 @@
 package dev.depot.core.store;
 
-import static dev.depot.core.index.IndexEntryDescriptor.generation;
-import static dev.depot.core.index.IndexEntryDescriptor.state;
-import static dev.depot.core.index.IndexEntryDescriptor.stateWord;
-import static dev.depot.core.store.StoreHeaderDescriptor.*;
+import static dev.depot.core.store.StoreHeaderDescriptor.FUTEX_WORDS_OFFSET;
 
 import dev.depot.core.clients.ClientTable;
 import dev.depot.core.clients.ClientTableDescriptor;
 import dev.depot.core.clients.ClientWatch;
 import dev.depot.core.clients.PinTable;
 import dev.depot.core.heap.HeapAllocator;
-import dev.depot.core.heap.HeapBlockDescriptor;
-import dev.depot.core.index.EntryState;
-import dev.depot.core.index.IndexEntryDescriptor;
 import dev.depot.core.index.ObjectIndex;
 import dev.depot.core.memory.Atomics;
-import dev.depot.core.notify.EventRecordDescriptor;
 import dev.depot.core.notify.EventRings;
 import dev.depot.core.notify.NotificationDescriptor;
 import dev.depot.core.notify.Subscriber;
 import dev.depot.core.sys.FutexWaiter;
-import dev.depot.core.sys.Native;
 import dev.depot.core.sys.ProcessIdentity;
-import dev.depot.errors.DepotException;
-import dev.depot.errors.ErrorCode;
-import dev.depot.errors.ObjectExistsException;
 import dev.depot.errors.ResourceLimitException;
 import dev.depot.errors.StoreFullException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.function.Consumer;
@@ -40,40 +28,42 @@ import java.util.function.Consumer;
  *
  * <p>Protocol summary (each step says what it publishes and who reads it):
  * <ul>
- *   <li>create: under the allocator lock, allocate a block, write the metadata, insert a CREATING entry
- *       (release store of the state word publishes the entry to lock-free readers).</li>
- *   <li>seal: CAS CREATING(me) to SEALED (volatile; publishes the data the writer wrote to every reader that
- *       acquires the state word), then bump the id's futex word and wake waiters.</li>
- *   <li>pin: store a pin record (volatile), then load the state word (volatile) and check it is still SEALED
- *       with the same generation. A deleter CASes the state first, then scans pin records (volatile): one of
- *       the two always sees the other.</li>
- *   <li>delete: CAS SEALED to DELETING; if no pin records: free under the lock; else DELETE_PENDING, which
- *       the last unpinner (or the daemon's sweep) completes.</li>
+ *   <li>create ({@link Creation}): under the allocator lock, allocate a block, write the metadata, insert a
+ *       CREATING entry (release store of the state word publishes the entry to lock-free readers).</li>
+ *   <li>seal ({@link Creation}): CAS CREATING(me) to SEALED (volatile; publishes the data the writer wrote to
+ *       every reader that acquires the state word), then bump the id's futex word and wake waiters
+ *       ({@link Wakeups}).</li>
+ *   <li>pin ({@link Pinning}): store a pin record (volatile), then load the state word (volatile) and check it
+ *       is still SEALED with the same generation. A deleter CASes the state first, then scans pin records
+ *       (volatile): one of the two always sees the other.</li>
+ *   <li>delete ({@link Deletion}): CAS SEALED to DELETING; if no pin records: free under the lock; else
+ *       DELETE_PENDING, which the last unpinner (or the daemon's sweep) completes.</li>
  * </ul>
  */
 public final class Store implements AutoCloseable {
     /** Largest metadata per object. */
     public static final int MAX_METADATA_LENGTH = 64 * 1024;
-    /** How long a reader waits for an EVICTING entry to settle before calling it missing. */
-    private static final long EVICTING_WAIT_NANOS = 50_000_000L;
 
     final StoreFile file;
     final StoreLayout layout;
     final MemorySegment header;
     final RestoreFailures restoreFailures;
     final MemorySegment heap;
-    private final MemorySegment heapReadOnly;
     final ClientTable clients;
     final ObjectIndex index;
     final HeapAllocator allocator;
     final AllocationLock lock;
     private final int me;
     private final long myIdentity;
-    private final PinTable pins;
     /** This client's slot, for its operation counters. */
     private final MemorySegment mySlot;
-    /** The notification rings; null in a format 1.1 store, which has none. */
-    private final EventRings events;
+    final ObjectEvents objectEvents;
+    final HeapLock heapLock;
+    final Wakeups wakeups;
+    final SpillRequests spillRequests;
+    private final Creation creation;
+    private final Pinning pinning;
+    private final HeapViews heapViews;
     private final Deletion deletion;
     private volatile boolean closed;
     /** False for a {@link #openSession session}: the mapping belongs to the store that opened it. */
@@ -86,19 +76,22 @@ public final class Store implements AutoCloseable {
         this.header = file.header();
         this.restoreFailures = new RestoreFailures(header);
         this.heap = file.heap();
-        this.heapReadOnly = heap.asReadOnly();
         this.clients = new ClientTable(file.clientTable(), layout.maxClients(), layout.pinsPerClient());
         this.index = new ObjectIndex(file.index(), layout.indexSlots());
         this.allocator = new HeapAllocator(header, heap);
         this.lock = new AllocationLock(header, clients);
         Atomics.checkAligned(header, FUTEX_WORDS_OFFSET, Integer.BYTES, "futex words");
-        Registration r = register(kind);
+        Registration r = Registration.claim(clients, kind, file.path().getParent());
         this.me = r.slot();
         this.myIdentity = ProcessIdentity.self();
-        this.pins = new PinTable(clients.slot(me), layout.pinsPerClient());
         this.mySlot = clients.slot(me);
-        MemorySegment region = file.notifications();
-        this.events = region == null ? null : new EventRings(region);
+        this.objectEvents = new ObjectEvents(file.notifications(), index, clients, me, directory());
+        this.heapLock = new HeapLock(this);
+        this.wakeups = new Wakeups(this);
+        this.spillRequests = new SpillRequests(this);
+        this.creation = new Creation(this);
+        this.pinning = new Pinning(this, new PinTable(mySlot, layout.pinsPerClient()));
+        this.heapViews = new HeapViews(heap, index, layout, directory());
         this.deletion = new Deletion(this);
         if (r.tookOverDeadSlot()) {
             try {
@@ -129,42 +122,6 @@ public final class Store implements AutoCloseable {
         } catch (RuntimeException e) {
             f.close();
             throw e;
-        }
-    }
-
-    /** The client slot this process registered in; {@code tookOverDeadSlot} when a dead process held it. */
-    private record Registration(int slot, boolean tookOverDeadSlot) {
-    }
-
-    /**
-     * Claims a free client slot, else takes over one whose process is dead (settled by the caller), else waits up
-     * to {@code 1.5 s} for a live client to leave or die. A dead process's slot never keeps anyone out, with or
-     * without a daemon.
-     */
-    private Registration register(int kind) {
-        long deadline = System.nanoTime() + 1_500_000_000L;
-        while (true) {
-            int slot = clients.register(kind);
-            if (slot >= 0) {
-                return new Registration(slot, false);
-            }
-            slot = clients.takeOverDead(kind);
-            if (slot >= 0) {
-                return new Registration(slot, true);
-            }
-            if (System.nanoTime() > deadline) {
-                throw new ResourceLimitException(ErrorCode.TOO_MANY_CLIENTS, "the store at " + file.path().getParent()
-                    + " has all " + clients.maxClients() + " client slots taken by live processes (pids "
-                    + clients.registeredPids(8).stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(", "))
-                    + (clients.maxClients() > 8 ? ", ..." : "") + "); close a client or recreate the store with a larger"
-                    + " --max-clients");
-            }
-            try {
-                Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new DepotException("interrupted while waiting for a free client slot");
-            }
         }
     }
 
@@ -209,15 +166,14 @@ public final class Store implements AutoCloseable {
         return index;
     }
 
+    public MemorySegment header() {
+        return header;
+    }
+
     /** {@link #create} flag: fail (or wait) instead of evicting least-recently-used objects. */
     public static final int CREATE_NO_EVICT = 1;
     /** {@link #create} flag: the object is never evicted; a daemon with a spill directory spills it instead. */
     public static final int CREATE_KEEP = 2;
-    /**
-     * How long a create that found no room spins on the space sequence before it sleeps on it: about the time a
-     * consumer takes over a 1 MiB array, so a producer one step ahead of it does not sleep and wake per object.
-     */
-    static final long SPACE_SPIN_NANOS = 50_000;
     /** How long a create that only a spill can satisfy waits for the daemon's spiller at most. */
     public static final long SPILL_WAIT_NANOS = 60_000_000_000L;
 
@@ -241,313 +197,81 @@ public final class Store implements AutoCloseable {
     public long create(long w0, long w1, int w2, long dataLength, byte[] metadata, int flags, long timeoutNanos,
                        String idText) {
         checkOpen();
-        if (dataLength < 0) {
-            throw new IllegalArgumentException("data size must be >= 0, got " + dataLength);
-        }
-        if (metadata.length > MAX_METADATA_LENGTH) {
-            throw new IllegalArgumentException("metadata of " + metadata.length + " bytes exceeds the limit of "
-                + MAX_METADATA_LENGTH);
-        }
-        // Block size, not data size: a block larger than the heap never fits, so no object may be evicted for it.
-        if (dataLength > layout.heapLength()
-            || HeapBlockDescriptor.blockSizeFor(dataLength, metadata.length) > layout.heapLength()) {
-            throw new StoreFullException("object " + idText + " needs " + dataLength + " bytes but does not fit: it"
-                + " is larger than the whole store (capacity " + layout.heapLength() + "); raise --capacity");
-        }
-        long blockSize = HeapBlockDescriptor.blockSizeFor(dataLength, metadata.length);
-        boolean evict = (flags & CREATE_NO_EVICT) == 0;
-        int entryFlags = (flags & CREATE_KEEP) != 0 ? IndexEntryDescriptor.FLAG_KEEP : 0;
-        CreateFailure failure = new CreateFailure();
-        // Creates that wait for room are counted only once they spin no more: an unpin or seal that makes room by
-        // eviction bumps the word only for counted waiters (frees bump it always, so they meet spinners too).
-        try (FutexWaiter wait = new FutexWaiter(header, SPACE_SEQUENCE_OFFSET, delta -> countSpaceWaiter(evict, delta),
-                SPACE_SPIN_NANOS, timeoutNanos)) {
-            while (true) {
-                int sequence;
-                lockAndRecover();
-                try {
-                    long record = tryCreateUnderLock(w0, w1, w2, dataLength, blockSize, metadata, evict, entryFlags,
-                        idText, failure);
-                    if (record != 0) {
-                        count(ClientTableDescriptor.CREATES_OFFSET);
-                        return record;
-                    }
-                    // Read under the lock: every free bumps it under the lock, so one after this read ends the wait.
-                    sequence = Atomics.getIntVolatile(header, SPACE_SEQUENCE_OFFSET);
-                } finally {
-                    lock.release(me);
-                }
-                boolean spillCanHelp = failure.spillable() && spillerIsOn()
-                    && Atomics.getIntVolatile(header, SPILL_ERROR_OFFSET) == 0;
-                wait.timeoutNanos(timeoutNanos < 0 ? FutexWaiter.FOREVER
-                    : Math.max(timeoutNanos, spillCanHelp ? SPILL_WAIT_NANOS : 0));
-                if (wait.expired()) {
-                    throw failure.exception(idText, dataLength, evict, spillerIsOn() ? spillError() : null);
-                }
-                if (spillCanHelp && wait.counted()) {
-                    requestSpill(blockSize);  // before the sleep that waits for it
-                }
-                wait.pause(sequence);
-            }
-        }
-    }
-
-    private void countSpaceWaiter(boolean evict, int delta) {
-        Atomics.getAndAddInt(header, SPACE_WAITERS_OFFSET, delta);
-        if (evict) {
-            Atomics.getAndAddInt(header, EVICTING_SPACE_WAITERS_OFFSET, delta);
-        }
-    }
-
-    /** One attempt under the lock: the pin record, or 0 with {@code failure} filled in from counters. */
-    private long tryCreateUnderLock(long w0, long w1, int w2, long dataLength, long blockSize, byte[] metadata,
-                                    boolean evict, int entryFlags, String idText, CreateFailure failure) {
-        if (index.findBlocking(w0, w1, w2) >= 0) {
-            throw new ObjectExistsException("object " + idText + " exists already; ids are write-once: delete it"
-                + " first or use another id");
-        }
-        if (evict && Atomics.getLongPlain(header, OBJECT_COUNT_OFFSET) >= layout.maxObjects()) {
-            // A full index is a full store too: make room by evicting the least recently used object.
-            new Eviction(this).evictBytes(1);
-        }
-        if (Atomics.getLongPlain(header, OBJECT_COUNT_OFFSET) >= layout.maxObjects()) {
-            failure.indexFull("the index holds " + layout.maxObjects() + " objects, its maximum; delete objects or"
-                + " recreate the store with more --max-objects");
-            return 0;
-        }
-        if (!index.hasRoomFor(w0, w1)) {
-            failure.indexFull("the " + IndexEntryDescriptor.MAX_PROBE + " index slots from its home are all taken ("
-                + Atomics.getLongPlain(header, OBJECT_COUNT_OFFSET) + " objects in " + index.slots() + " slots);"
-                + " delete objects or recreate the store with more --max-objects");
-            return 0;
-        }
-        long block = allocator.allocate(blockSize);
-        if (block < 0 && evict) {
-            block = new Eviction(this).evictUntilAllocated(blockSize);
-        }
-        if (block < 0) {
-            // Counters only: no scan of the index while every other create and delete waits for this lock.
-            failure.heapFull(layout.heapLength(), allocator.usedBytes(), allocator.largestFreeBlock(),
-                Atomics.getLongPlain(header, KEPT_BYTES_OFFSET), Atomics.getLongPlain(header, KEPT_OBJECTS_OFFSET));
-            return 0;
-        }
-        long dataStart = block + HeapBlockDescriptor.HEADER_LENGTH;
-        MemorySegment.copy(metadata, 0, heap, java.lang.foreign.ValueLayout.JAVA_BYTE, dataStart + dataLength,
-            metadata.length);
-        long record = index.insert(w0, w1, w2, block, dataLength, metadata.length, me, entryFlags);
-        allocator.setOwner(block, ClientTableDescriptor.pinnedSlot(record));
-        addCounter(OBJECT_COUNT_OFFSET, 1);
-        if (entryFlags != 0) {
-            addCounter(KEPT_BYTES_OFFSET, blockSize);
-            addCounter(KEPT_OBJECTS_OFFSET, 1);
-        }
-        return record;
-    }
-
-    /** True when a live daemon runs a spiller on this store. */
-    public boolean spillerIsOn() {
-        return Atomics.getIntVolatile(header, SPILL_STATE_OFFSET) == SPILL_STATE_ON
-            && ProcessIdentity.isAlive(Atomics.getLongVolatile(header, DAEMON_IDENTITY_OFFSET));
-    }
-
-    /** Why the spiller could not help, naming the spill directory; null when it reports no error. */
-    String spillError() {
-        int code = Atomics.getIntVolatile(header, SPILL_ERROR_OFFSET);
-        String dir = spillDirectory();
-        return switch (code) {
-            case 0 -> null;
-            case SPILL_ERROR_LIMIT -> "the spill directory " + dir + " holds its limit of "
-                + Atomics.getLongVolatile(header, SPILL_LIMIT_OFFSET) + " bytes; raise --spill-limit or delete objects";
-            case SPILL_ERROR_IO -> "writing to the spill directory " + dir + " failed (is its disk full?); see the"
-                + " daemon's log, free space there or delete objects";
-            default -> "every KEEP object is pinned or spilled already (spill directory " + dir + ")";
-        };
-    }
-
-    /** The daemon's spill directory as it published it in the header, or null. */
-    public String spillDirectory() {
-        int length = Atomics.getIntAcquire(header, SPILL_DIRECTORY_LENGTH_OFFSET);
-        if (length <= 0 || length > SPILL_DIRECTORY_MAX) {
-            return null;
-        }
-        byte[] b = new byte[length];
-        MemorySegment.copy(header, java.lang.foreign.ValueLayout.JAVA_BYTE, SPILL_DIRECTORY_OFFSET, b, 0, length);
-        return new String(b, java.nio.charset.StandardCharsets.UTF_8);
-    }
-
-    /** Asks the daemon's spiller for room for a block of {@code blockSize} bytes and wakes it. */
-    private void requestSpill(long blockSize) {
-        while (true) {
-            long wanted = Atomics.getLongVolatile(header, SPILL_WANTED_BYTES_OFFSET);
-            if (wanted >= blockSize || Atomics.compareAndSetLong(header, SPILL_WANTED_BYTES_OFFSET, wanted, blockSize)) {
-                break;
-            }
-        }
-        wakeSpiller();
-    }
-
-    /** Bumps the spiller's futex word and wakes it: a spill or restore request is waiting. */
-    void wakeSpiller() {
-        Atomics.getAndAddInt(header, SPILL_REQUEST_SEQUENCE_OFFSET, 1);
-        Native.futexWakeAll(header.address() + SPILL_REQUEST_SEQUENCE_OFFSET);
-    }
-
-    /**
-     * Bumps the space sequence and wakes waiting creates: room may have been made. Under the allocator lock the
-     * wake waits for the lock's release ({@link AllocationLock#wakeSpaceWaitersOnRelease}): a waiter woken now
-     * would only sleep again on the lock. The bump is now either way, so a create that read the sequence before
-     * it does not go to sleep (the kernel compares the word).
-     */
-    void spaceMayHaveFreed() {
-        Atomics.getAndAddInt(header, SPACE_SEQUENCE_OFFSET, 1);
-        if (Atomics.getIntVolatile(header, SPACE_WAITERS_OFFSET) > 0) {
-            if (lock.isHeldByCurrentThread()) {
-                lock.wakeSpaceWaitersOnRelease();
-            } else {
-                Native.futexWakeAll(header.address() + SPACE_SEQUENCE_OFFSET);
-            }
-        }
-    }
-
-    /**
-     * As {@link #spaceMayHaveFreed} but only while a create that may evict waits: for unpins and seals, which free
-     * nothing but make an object evictable. A waiting NO_EVICT create is not woken for them (it would only take
-     * the lock, fail and sleep again, in the way of the delete it waits for).
-     */
-    private void spaceMayHaveFreedIfWaited() {
-        if (Atomics.getIntVolatile(header, EVICTING_SPACE_WAITERS_OFFSET) > 0) {
-            spaceMayHaveFreed();
-        }
+        return creation.create(w0, w1, w2, dataLength, metadata, flags, timeoutNanos, idText);
     }
 
     /** Seals an object this client created: it becomes immutable and visible, and waiters wake. */
     public void seal(long record) {
         checkOpen();
-        int slot = ClientTableDescriptor.pinnedSlot(record);
-        int gen = (int) record;
-        // The flags (KEEP) were set at insert and stay: expect them and keep them.
-        long creating = creatingWord(slot, gen);
-        // Read while the entry is ours (CREATING): once sealed, a delete may free the slot for another object.
-        EventDraft sealed = draftEvent(EventRecordDescriptor.TYPE_SEALED, slot);
-        // The seal is the object's first use; the CAS below publishes it with the data.
-        index.touch(slot, ObjectIndex.nowMicros());
-        if (!index.compareAndSetStateWord(slot, creating, IndexEntryDescriptor.withState(creating, 0, EntryState.SEALED))) {
-            throw new IllegalStateException("cannot seal object in slot " + slot + ": it is no longer being created"
-                + " by this client (state word 0x" + Long.toHexString(index.stateWordVolatile(slot)) + ")");
-        }
-        publish(sealed);
-        notifySealed(slot);
-        spaceMayHaveFreedIfWaited();
+        creation.seal(record);
     }
 
-    void notifySealed(int slot) {
-        long word = futexWordOffset(futexBucket(index.homeOfSlot(slot)));
-        Atomics.getAndAddInt(header, word, 1);
-        // Dekker with sealWaiter: the waiter increments FUTEX_WAITERS then re-checks; we bumped the word then read.
-        if (Atomics.getIntVolatile(header, FUTEX_WAITERS_OFFSET) > 0) {
-            Native.futexWakeAll(header.address() + word);
-            count(ClientTableDescriptor.WAKEUPS_OFFSET);
-        }
+    /** Aborts an unsealed object this client created: its space is freed at once. */
+    public void abort(long record) {
+        checkOpen();
+        creation.abort(record);
     }
 
-    private int futexBucket(int slotOrHome) {
-        return slotOrHome & (FUTEX_BUCKETS - 1);
+    /** Pins a sealed object; returns null when there is none with this id. Lock-free, no system call. */
+    public Pin tryPin(long w0, long w1, int w2) {
+        checkOpen();
+        return pinning.tryPin(w0, w1, w2);
+    }
+
+    /**
+     * Releases a pin, recording the use for eviction first (while the pin still holds the entry); completes a
+     * deferred delete when this was the last pin on it.
+     */
+    public void unpin(Pin pin) {
+        pinning.unpin(pin);
+    }
+
+    /** The object's data, a slice of the one mapping. Bounds are checked: the index is untrusted. */
+    public MemorySegment data(int slot) {
+        return heapViews.data(slot);
+    }
+
+    /** As {@link #data} but read-only, sliced from a read-only view of the heap (one allocation per get). */
+    public MemorySegment dataReadOnly(int slot) {
+        return heapViews.dataReadOnly(slot);
+    }
+
+    /** The object's metadata, a slice of the one mapping. Bounds are checked: the index is untrusted. */
+    public MemorySegment metadata(int slot) {
+        return heapViews.metadata(slot);
+    }
+
+    /** Offset in the store file of an object's data (for clients that map the file themselves). */
+    public long dataFileOffset(int slot) {
+        return heapViews.dataFileOffset(slot);
+    }
+
+    /** How many pin records, of any client, hold this {@code (slot, generation)}. */
+    public int pinCount(long record) {
+        return clients.countPins(record);
     }
 
     /**
      * Starts a wait for a seal of {@code (w0, w1)} ({@link FutexWaiter}: read its sequence, look the id up, pause):
      * on the futex word of the id's bucket, chosen by its home slot on both sides, so a seal of another id of the
      * bucket also wakes it and the caller looks again. Once counted, the caller is among the seal waiters until it
-     * closes the wait: while any is, every seal wakes the bucket it seals in (Dekker with {@link #notifySealed},
-     * which bumps the word and then reads the count). A get stays counted across its looks, so that the look right
-     * after a wake-up does not wait for the count's cache line first. Its first count adds to this client's waits.
+     * closes the wait: while any is, every seal wakes the bucket it seals in (Dekker with
+     * {@link Wakeups#notifySealed}, which bumps the word and then reads the count). A get stays counted across its
+     * looks, so that the look right after a wake-up does not wait for the count's cache line first. Its first count
+     * adds to this client's waits.
      */
     public FutexWaiter sealWaiter(long w0, long w1, long spinNanos, long timeoutNanos) {
-        return new FutexWaiter(header, futexWordOffset(futexBucket(index.home(w0, w1))), this::countSealWaiter,
-            spinNanos, timeoutNanos);
+        return wakeups.sealWaiter(w0, w1, spinNanos, timeoutNanos);
     }
 
-    private void countSealWaiter(int delta) {
-        if (delta > 0) {
-            count(ClientTableDescriptor.WAITS_OFFSET);
-        }
-        Atomics.getAndAddInt(header, FUTEX_WAITERS_OFFSET, delta);
+    /** True when a live daemon runs a spiller on this store. */
+    public boolean spillerIsOn() {
+        return spillRequests.spillerIsOn();
     }
 
-    /** Aborts an unsealed object this client created: its space is freed at once. */
-    public void abort(long record) {
-        checkOpen();
-        int slot = ClientTableDescriptor.pinnedSlot(record);
-        long creating = creatingWord(slot, (int) record);
-        lockAndRecover();
-        try {
-            if (index.stateWordVolatile(slot) != creating) {
-                throw new IllegalStateException("cannot abort object in slot " + slot + ": not being created by this client");
-            }
-            freeEntryUnderLock(slot);
-        } finally {
-            lock.release(me);
-        }
-    }
-
-    /** The state word of generation {@code gen} being created by this client, with the flags the entry has. */
-    private long creatingWord(int slot, int gen) {
-        return stateWord(gen, me, EntryState.CREATING, IndexEntryDescriptor.flags(index.stateWordVolatile(slot)));
-    }
-
-    /** Frees a live entry's block and removes the entry. Under the lock. */
-    void freeEntryUnderLock(int slot) {
-        long sw = index.stateWordVolatile(slot);
-        if (state(sw).isSpilled()) {
-            addCounter(SPILLED_BYTES_OFFSET, -HeapBlockDescriptor.blockSizeFor(index.dataLength(slot),
-                index.metadataLength(slot)));
-            addCounter(SPILLED_OBJECTS_OFFSET, -1);
-        } else {
-            long block = index.blockOffset(slot);
-            if (IndexEntryDescriptor.isKept(sw)) {
-                addCounter(KEPT_BYTES_OFFSET, -allocator.blockSize(block));
-                addCounter(KEPT_OBJECTS_OFFSET, -1);
-            }
-            allocator.free(block);
-        }
-        index.remove(slot);
-        addCounter(OBJECT_COUNT_OFFSET, -1);
-        spaceMayHaveFreed();
-    }
-
-    /** Pins a sealed object; returns null when there is none with this id. Lock-free, no system call. */
-    public Pin tryPin(long w0, long w1, int w2) {
-        checkOpen();
-        long evictingSince = 0;
-        while (true) {
-            long record = index.findSealed(w0, w1, w2);
-            if (record == 0) {
-                return null;
-            }
-            int slot = ClientTableDescriptor.pinnedSlot(record);
-            int position = pins.pin(record);
-            long sw = index.stateWordVolatile(slot);
-            if (generation(sw) == (int) record) {
-                EntryState st = state(sw);
-                if (st == EntryState.SEALED) {
-                    // No store to the entry here: the use is recorded when the pin is released (unpin).
-                    count(ClientTableDescriptor.GETS_OFFSET);
-                    return new Pin(record, position);
-                }
-                // A deleter may have seen this transient pin and deferred: release it as unpin does.
-                release(record, position);
-                if (st == EntryState.EVICTING) {
-                    evictingSince = evictingSince == 0 ? System.nanoTime() : evictingSince;
-                    if (!yieldWhileEvicting(evictingSince)) {
-                        return null;
-                    }
-                    continue;
-                }
-                return null;
-            }
-            pins.unpin(position);
-            // The slot was reused between lookup and pin: look again.
-        }
+    /** The daemon's spill directory as it published it in the header, or null. */
+    public String spillDirectory() {
+        return spillRequests.spillDirectory();
     }
 
     /** {@link #requestRestore}: no spilled object has this id. */
@@ -564,28 +288,7 @@ public final class Store implements AutoCloseable {
      */
     public int requestRestore(long w0, long w1, int w2) {
         checkOpen();
-        while (true) {
-            int slot = index.findSpilled(w0, w1, w2);
-            if (slot < 0) {
-                return NOT_SPILLED;
-            }
-            if (!spillerIsOn()) {
-                return RESTORE_IMPOSSIBLE;
-            }
-            long sw = index.stateWordVolatile(slot);
-            EntryState st = state(sw);
-            if (st == EntryState.SPILLED) {
-                if (!index.compareAndSetStateWord(slot, sw, IndexEntryDescriptor.withState(sw, 0, EntryState.RESTORE_WANTED))) {
-                    continue;
-                }
-                wakeSpiller();
-                return RESTORE_UNDER_WAY;
-            }
-            if (st == EntryState.RESTORE_WANTED || st == EntryState.RESTORING) {
-                return RESTORE_UNDER_WAY;
-            }
-            // Changed under us (restored, deleted): look again.
-        }
+        return spillRequests.requestRestore(w0, w1, w2);
     }
 
     /**
@@ -595,11 +298,7 @@ public final class Store implements AutoCloseable {
      */
     public long spilledEntry(long w0, long w1, int w2) {
         checkOpen();
-        int slot = index.findSpilled(w0, w1, w2);
-        if (slot < 0) {
-            return -1;
-        }
-        return (long) slot << 32 | Integer.toUnsignedLong(IndexEntryDescriptor.generation(index.stateWordVolatile(slot)));
+        return spillRequests.spilledEntry(w0, w1, w2);
     }
 
     /**
@@ -608,78 +307,7 @@ public final class Store implements AutoCloseable {
      */
     public RestoreFailures.Failure restoreFailure(long entry) {
         checkOpen();
-        return entry < 0 ? null : restoreFailures.find((int) (entry >>> 32), (int) entry);
-    }
-
-    /**
-     * Lets an eviction in progress settle (it frees the object or puts it back within its pin scan); false once
-     * it has taken longer than {@link #EVICTING_WAIT_NANOS} since {@code since}, which only a stuck evictor does.
-     */
-    static boolean yieldWhileEvicting(long since) {
-        if (System.nanoTime() - since > EVICTING_WAIT_NANOS) {
-            return false;
-        }
-        Thread.yield();
-        return true;
-    }
-
-    /**
-     * Releases a pin, recording the use for eviction first (while the pin still holds the entry); completes a
-     * deferred delete when this was the last pin on it.
-     */
-    public void unpin(Pin pin) {
-        index.recordUse(ClientTableDescriptor.pinnedSlot(pin.record()), ObjectIndex.nowMicros());
-        release(pin.record(), pin.position());
-    }
-
-    /** Clears a pin record; completes a deferred delete when this was the last pin on it. */
-    private void release(long record, int position) {
-        pins.unpin(position);
-        spaceMayHaveFreedIfWaited();
-        int slot = ClientTableDescriptor.pinnedSlot(record);
-        long sw = index.stateWordVolatile(slot);
-        if (state(sw) == EntryState.DELETE_PENDING && generation(sw) == (int) record) {
-            tryFinishDelete(slot, sw);
-        }
-    }
-
-    /** The object's data, a slice of the one mapping. Bounds are checked: the index is untrusted. */
-    public MemorySegment data(int slot) {
-        return heap.asSlice(checkedDataStart(slot), index.dataLength(slot));
-    }
-
-    /** As {@link #data} but read-only, sliced from a read-only view of the heap (one allocation per get). */
-    public MemorySegment dataReadOnly(int slot) {
-        return heapReadOnly.asSlice(checkedDataStart(slot), index.dataLength(slot));
-    }
-
-    private long checkedDataStart(int slot) {
-        long block = index.blockOffset(slot);
-        checkFits(slot, block);
-        return block + HeapBlockDescriptor.HEADER_LENGTH;
-    }
-
-    public MemorySegment metadata(int slot) {
-        long block = index.blockOffset(slot);
-        checkFits(slot, block);
-        return heap.asSlice(block + HeapBlockDescriptor.HEADER_LENGTH + index.dataLength(slot), index.metadataLength(slot));
-    }
-
-    /**
-     * The index is untrusted: an entry whose block (data and metadata) does not lie inside the heap is corruption,
-     * reported naming the slot, the same check recovery drops such entries by.
-     */
-    private void checkFits(int slot, long block) {
-        String misfit = Recovery.misfit(slot, block, index.dataLength(slot), index.metadataLength(slot), layout.heapLength());
-        if (misfit != null) {
-            throw new dev.depot.errors.StoreFormatException("the store at " + directory() + " is corrupt: " + misfit
-                + "; run `depot doctor` to drop the entry");
-        }
-    }
-
-    /** Offset in the store file of an object's data (for clients that map the file themselves). */
-    public long dataFileOffset(int slot) {
-        return layout.heapOffset() + index.blockOffset(slot) + HeapBlockDescriptor.HEADER_LENGTH;
+        return spillRequests.restoreFailure(entry);
     }
 
     /**
@@ -694,76 +322,6 @@ public final class Store implements AutoCloseable {
             count(ClientTableDescriptor.DELETES_OFFSET);
         }
         return deleted;
-    }
-
-    /** One more operation of this client ({@code ClientTableDescriptor.*_OFFSET} of a counter): an atomic add. */
-    private void count(int counterOffset) {
-        Atomics.getAndAddLong(mySlot, counterOffset, 1);
-    }
-
-    /** The operations of every client so far (sums of the slots' counters, which outlive their clients). */
-    public OperationCounts operationCounts() {
-        return new OperationCounts(clients.sumCounter(ClientTableDescriptor.CREATES_OFFSET),
-            clients.sumCounter(ClientTableDescriptor.GETS_OFFSET), clients.sumCounter(ClientTableDescriptor.DELETES_OFFSET),
-            clients.sumCounter(ClientTableDescriptor.WAITS_OFFSET), clients.sumCounter(ClientTableDescriptor.WAKEUPS_OFFSET));
-    }
-
-    /**
-     * Publishes an event about the live entry in {@code slot} (its id and sizes) to every subscriber; nothing
-     * when nobody subscribes (one volatile read). Never blocks: safe under the allocator lock.
-     */
-    void publishEvent(int type, int slot) {
-        publish(draftEvent(type, slot));
-    }
-
-    /** An event read from an entry while the caller owns it, published later; null: nobody subscribes. */
-    record EventDraft(int type, byte[] id, long dataLength, int metadataLength) {
-    }
-
-    EventDraft draftEvent(int type, int slot) {
-        if (events == null || events.activeMask() == 0) {
-            return null;
-        }
-        byte[] id = new byte[IndexEntryDescriptor.ID_LENGTH];
-        index.readId(slot, id);
-        return new EventDraft(type, id, index.dataLength(slot), index.metadataLength(slot));
-    }
-
-    void publish(EventDraft draft) {
-        if (draft != null) {
-            events.publish(me, draft.type(), draft.id(), draft.dataLength(), draft.metadataLength());
-        }
-    }
-
-    /** Subscribers now, live or dead and not yet reaped (0 when the store has no notification region). */
-    public int subscriberCount() {
-        return events == null ? 0 : events.subscriberCount();
-    }
-
-    /** The notification rings, or null when the store's format (1.1) has none. */
-    EventRings events() {
-        return events;
-    }
-
-    /**
-     * Subscribes this process to every object event of the store from now on ({@link Subscriber}).
-     *
-     * @throws ResourceLimitException when all {@link NotificationDescriptor#SUBSCRIBERS} subscriber slots are taken
-     */
-    public Subscriber subscribe() {
-        checkOpen();
-        if (events == null) {
-            throw new DepotException("the store at " + directory() + " has format 1.1, which has no notification"
-                + " region; recreate it with this Depot to subscribe");
-        }
-        Subscriber s = events.subscribe(clients::isAlive);
-        if (s == null) {
-            throw new ResourceLimitException(ErrorCode.TOO_MANY_CLIENTS, "the store at " + directory() + " has all "
-                + NotificationDescriptor.SUBSCRIBERS + " subscriber slots taken (" + events.subscriberCount()
-                + " subscribers); close a subscription (`depot watch` included) or wait for the daemon to free those"
-                + " of dead processes");
-        }
-        return s;
     }
 
     /** Tries to complete a DELETE_PENDING entry whose state word is {@code pending}. */
@@ -784,42 +342,71 @@ public final class Store implements AutoCloseable {
     /** Evicts least-recently-used unpinned sealed objects until {@code bytes} are freed or none is left. */
     public long evict(long bytes) {
         checkOpen();
-        lockAndRecover();
+        heapLock.lockAndRecover();
         try {
             return new Eviction(this).evictBytes(bytes);
         } finally {
-            lock.release(me);
+            heapLock.release();
         }
+    }
+
+    /** Subscribers now, live or dead and not yet reaped (0 when the store has no notification region). */
+    public int subscriberCount() {
+        return objectEvents.subscriberCount();
+    }
+
+    /** The notification rings, or null when the store's format (1.1) has none. */
+    EventRings events() {
+        return objectEvents.rings();
     }
 
     /**
-     * Takes the allocator lock, rebuilding the heap first when the previous holder died holding it.
+     * Subscribes this process to every object event of the store from now on ({@link Subscriber}).
      *
-     * @throws dev.depot.errors.StoreBusyException when a live holder keeps it beyond the wait limit
+     * @throws ResourceLimitException when all {@link NotificationDescriptor#SUBSCRIBERS} subscriber slots are taken
      */
-    void lockAndRecover() {
-        if (lock.acquire(me)) {
-            rebuildOrHandOn();
-        }
+    public Subscriber subscribe() {
+        checkOpen();
+        return objectEvents.subscribe();
     }
 
-    /** As {@link #lockAndRecover} but gives up (false) when a live holder keeps the lock {@code timeoutNanos}. */
-    boolean tryLockAndRecover(long timeoutNanos) {
-        AllocationLock.Acquisition a = lock.tryAcquire(me, timeoutNanos);
-        if (a == AllocationLock.Acquisition.ACQUIRED_MUST_REBUILD) {
-            rebuildOrHandOn();
-        }
-        return a != AllocationLock.Acquisition.TIMED_OUT;
+    /** The operations of every client so far (sums of the slots' counters, which outlive their clients). */
+    public OperationCounts operationCounts() {
+        return new OperationCounts(clients.sumCounter(ClientTableDescriptor.CREATES_OFFSET),
+            clients.sumCounter(ClientTableDescriptor.GETS_OFFSET), clients.sumCounter(ClientTableDescriptor.DELETES_OFFSET),
+            clients.sumCounter(ClientTableDescriptor.WAITS_OFFSET), clients.sumCounter(ClientTableDescriptor.WAKEUPS_OFFSET));
     }
 
-    /** Rebuilds under the lock; if that fails, releases the lock marked for the next holder to rebuild. */
-    private List<String> rebuildOrHandOn() {
-        try {
-            return new Recovery(this).rebuildUnderLock();
-        } catch (RuntimeException | Error e) {
-            lock.releaseForRebuild(me);
-            throw e;
-        }
+    /** Figures of the store. Reads the free lists under the lock, the rest lock-free. */
+    public StoreStatistics statistics() {
+        checkOpen();
+        return new StoreSnapshot(this).statistics();
+    }
+
+    /** A snapshot of every live entry. */
+    public List<ObjectEntry> list() {
+        checkOpen();
+        return new StoreSnapshot(this).list();
+    }
+
+    /** Hands every live entry to {@code sink}, in index order, without holding the listing. */
+    public void forEachEntry(Consumer<ObjectEntry> sink) {
+        checkOpen();
+        new StoreSnapshot(this).forEachEntry(sink);
+    }
+
+    /** Bytes between the words {@link #preTouchHeap} reads: the smallest page size. */
+    public static final long PRE_TOUCH_STRIDE = HeapViews.PRE_TOUCH_STRIDE;
+
+    /**
+     * Reads one byte of every page of the heap, so that this process's page table maps all of it now rather
+     * than page by page at first use (through a new mapping a first touch costs microseconds per 4 KiB page on
+     * a VM). Reads change nothing another process writes; on a shared file mapping the pages are mapped
+     * writable. For programs that time their later accesses (the sort demo); returns the pages touched.
+     */
+    public long preTouchHeap() {
+        checkOpen();
+        return heapViews.preTouch();
     }
 
     /**
@@ -828,10 +415,7 @@ public final class Store implements AutoCloseable {
      */
     public List<String> recover() {
         checkOpen();
-        lock.acquire(me);
-        List<String> problems = rebuildOrHandOn();
-        lock.release(me);
-        return problems;
+        return heapLock.recover();
     }
 
     /** Reclaims clients whose processes died and completes deferred deletes; returns how many were reclaimed. */
@@ -864,10 +448,6 @@ public final class Store implements AutoCloseable {
         return new ClientWatch(clients, me, true, log);
     }
 
-    void releaseLock() {
-        lock.release(me);
-    }
-
     int me() {
         return me;
     }
@@ -876,56 +456,10 @@ public final class Store implements AutoCloseable {
         Atomics.getAndAddLong(header, offset, delta);
     }
 
-    /** Figures of the store. Reads the free lists under the lock, the rest lock-free. */
-    public StoreStatistics statistics() {
-        checkOpen();
-        return new StoreSnapshot(this).statistics();
+    /** One more operation of this client ({@code ClientTableDescriptor.*_OFFSET} of a counter): an atomic add. */
+    void count(int counterOffset) {
+        Atomics.getAndAddLong(mySlot, counterOffset, 1);
     }
-
-    /** A snapshot of every live entry. */
-    public List<ObjectEntry> list() {
-        checkOpen();
-        return new StoreSnapshot(this).list();
-    }
-
-    /** Hands every live entry to {@code sink}, in index order, without holding the listing. */
-    public void forEachEntry(java.util.function.Consumer<ObjectEntry> sink) {
-        checkOpen();
-        new StoreSnapshot(this).forEachEntry(sink);
-    }
-
-    /** How many pin records, of any client, hold this {@code (slot, generation)}. */
-    public int pinCount(long record) {
-        return clients.countPins(record);
-    }
-
-    public MemorySegment header() {
-        return header;
-    }
-
-    /** Bytes between the words {@link #preTouchHeap} reads: the smallest page size. */
-    public static final long PRE_TOUCH_STRIDE = 4096;
-
-    /**
-     * Reads one byte of every page of the heap, so that this process's page table maps all of it now rather
-     * than page by page at first use (through a new mapping a first touch costs microseconds per 4 KiB page on
-     * a VM). Reads change nothing another process writes; on a shared file mapping the pages are mapped
-     * writable. For programs that time their later accesses (the sort demo); returns the pages touched.
-     */
-    public long preTouchHeap() {
-        checkOpen();
-        long pages = 0;
-        byte seen = 0;
-        for (long at = 0; at < heap.byteSize(); at += PRE_TOUCH_STRIDE) {
-            seen |= heap.get(ValueLayout.JAVA_BYTE, at);
-            pages++;
-        }
-        preTouchSink = seen;  // kept, so the reads are not optimised away
-        return pages;
-    }
-
-    @SuppressWarnings("unused")
-    private volatile byte preTouchSink;
 
     public boolean isClosed() {
         return closed;

@@ -68,12 +68,12 @@ final class StoreSnapshot {
         }
         long largest = -1;
         boolean held = store.lock.isHeldByCurrentThread();
-        if (held || store.tryLockAndRecover(STATISTICS_LOCK_WAIT_NANOS)) {
+        if (held || store.heapLock.tryLockAndRecover(STATISTICS_LOCK_WAIT_NANOS)) {
             try {
                 largest = store.allocator.largestFreeBlock();
             } finally {
                 if (!held) {
-                    store.releaseLock();
+                    store.heapLock.release();
                 }
             }
         }

@@ -71,11 +71,11 @@ class BlockingCreateTest {
             Future<Long> waiter = pool.submit(() -> createWaiting(f, b, 40_000, Store.CREATE_NO_EVICT, -1));
             awaitSpaceWaiter(f);
             // Free under the lock as a delete does: the wake must come from the release (the waiter has no timeout).
-            f.store.lockAndRecover();
+            f.store.heapLock.lockAndRecover();
             try {
-                f.store.freeEntryUnderLock(f.store.index().findBlocking(a.w0(), a.w1(), a.w2()));
+                f.store.heapLock.freeEntryUnderLock(f.store.index().findBlocking(a.w0(), a.w1(), a.w2()));
             } finally {
-                f.store.releaseLock();
+                f.store.heapLock.release();
             }
             f.store.seal(waiter.get());
             assertNotNull(f.pin(b));

@@ -122,11 +122,11 @@ final class StoreFixture implements AutoCloseable {
                 unsealedBytes += index.dataLength(slot);
             }
         }
-        store.lockAndRecover();
+        store.heapLock.lockAndRecover();
         try {
             assertEquals(java.util.List.of(), store.allocator.check(), "allocator check");
         } finally {
-            store.releaseLock();
+            store.heapLock.release();
         }
         StoreStatistics s = store.statistics();
         assertEquals(used, s.usedBytes(), "used bytes");
