@@ -1,11 +1,14 @@
 """Every Python and Java block of README.md and docs/*.md is executed by a test. ``EXECUTED`` names, for each
 block (its document, section heading and first line), the tests that run it; a block missing from it fails
 here, so a new example comes with its test, and an entry whose block is gone fails too. Each test named
-must exist and name the document or the example file it runs."""
+must exist and name the document or the example file it runs. The systemd units the docs show pass
+``systemd-analyze verify`` (depot-cli's DocumentedCommandsTest parses their ``depot serve`` lines)."""
 
 import glob
 import os
 import re
+import shutil
+import subprocess
 
 import pytest
 
@@ -133,3 +136,26 @@ def test_each_test_named_exists_and_names_what_it_runs():
             names = [os.path.basename(doc)] + ([os.path.basename(mark)] if mark else [])
             assert any(n in source for n in names), "%s names neither of %s, which it should run" % (test, names)
 
+
+
+def _systemd_units():
+    """(document, unit file name, text) of each ``ini`` block that is a unit: its first line names its path."""
+    for doc in _documents():
+        with open(os.path.join(REPO, doc)) as f:
+            for unit in re.findall(r"```ini\n(# /etc/systemd/system/\S+\n.*?)```", f.read(), re.S):
+                yield doc, os.path.basename(unit.split("\n", 1)[0][2:]), unit
+
+
+def test_the_systemd_units_of_the_docs_verify(tmp_path):
+    units = list(_systemd_units())
+    assert {doc for doc, _, _ in units} == {"docs/OPERATING.md", "docs/DISTRIBUTED.md"}
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        pytest.skip("needs systemd-analyze")
+    for doc, name, unit in units:
+        assert "/opt/depot/bin/depot serve " in unit, "%s: the unit runs no `depot serve`" % doc
+        path = tmp_path / name
+        path.write_text(unit.replace("/opt/depot/bin/depot", "/bin/true"))  # the distribution is not installed
+        out = subprocess.run([analyze, "verify", "--man=no", str(path)], capture_output=True, text=True,
+                             timeout=60)
+        assert out.returncode == 0 and not out.stderr.strip(), "%s: %s %s" % (doc, out.stdout, out.stderr)
