@@ -2,7 +2,8 @@
 block (its document, section heading and first line), the tests that run it; a block missing from it fails
 here, so a new example comes with its test, and an entry whose block is gone fails too. Each test named
 must exist and name the document or the example file it runs. The systemd units the docs show pass
-``systemd-analyze verify`` (depot-cli's DocumentedCommandsTest parses their ``depot serve`` lines)."""
+``systemd-analyze verify`` (depot-cli's DocumentedCommandsTest parses their ``depot serve`` lines), and the
+extras the install lines list are the package's."""
 
 import glob
 import os
@@ -159,3 +160,20 @@ def test_the_systemd_units_of_the_docs_verify(tmp_path):
         out = subprocess.run([analyze, "verify", "--man=no", str(path)], capture_output=True, text=True,
                              timeout=60)
         assert out.returncode == 0 and not out.stderr.strip(), "%s: %s %s" % (doc, out.stdout, out.stderr)
+
+
+def test_the_extras_the_docs_list_are_the_packages():
+    """Each ``# extras: ...`` of an install line names every extra of python/pyproject.toml (``test`` may be left
+    out) and no other."""
+    tomllib = pytest.importorskip("tomllib")
+    with open(os.path.join(REPO, "python", "pyproject.toml"), "rb") as f:
+        extras = set(tomllib.load(f)["project"]["optional-dependencies"])
+    lists = []
+    for doc in _documents():
+        with open(os.path.join(REPO, doc)) as f:
+            for listed in re.findall(r"# extras: ([^\n]*)", f.read()):
+                lists.append(listed)
+                named = {re.sub(r"\s*\(.*\)", "", e).strip() for e in listed.split(",")}
+                assert named | {"test"} == extras | {"test"}, "%s lists extras %s; python/pyproject.toml has %s" % (
+                    doc, sorted(named), sorted(extras))
+    assert len(lists) >= 2
