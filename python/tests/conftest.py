@@ -203,12 +203,9 @@ class Daemon:
 
 
 @pytest.fixture
-def store_dir():
-    path = os.path.join("/dev/shm", "depot-test-" + uuid.uuid4().hex)
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
+def store_dir(fresh_dir):
+    """``fresh_dir``, by the name of tests that serve the store themselves."""
+    return fresh_dir
 
 
 @pytest.fixture(scope="module")

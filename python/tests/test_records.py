@@ -7,6 +7,7 @@ from depot import shuffle
 from depot._layout import ManifestDescriptor as MD
 from depot._layout import MapStatusDescriptor as MS
 from depot._records import record_struct
+from depot.shuffle._records import decode_status, encode_status
 
 
 def test_fields_at_their_offsets_make_the_record():
@@ -32,7 +33,7 @@ def test_the_shuffle_records_have_the_lengths_of_the_table():
 
 
 def test_a_status_record_round_trips_with_its_message_after_the_lengths():
-    data = shuffle._encode_status(3, False, [7, 0, 9], "disk full")
+    data = encode_status(3, False, [7, 0, 9], "disk full")
     assert len(data) == MS.LENGTHS_OFFSET + 3 * 8 + 4 + len("disk full")
-    assert shuffle._decode_status(data, 3, 3)[0:1] == (False,)
-    assert shuffle._decode_status(data, 3, 3)[2:] == ((7, 0, 9), "disk full")
+    assert decode_status(data, 3, 3)[0:1] == (False,)
+    assert decode_status(data, 3, 3)[2:] == ((7, 0, 9), "disk full")

@@ -1,8 +1,10 @@
 """The references `depot bench dask` measures depot.dask against on case (a): the leaves-only ceiling and the
 static schedule compute what they should, in processes of their own, and leave nothing in the store."""
 
+import importlib
 import os
 import sys
+import types
 
 import pytest
 
@@ -11,23 +13,26 @@ pytest.importorskip("numpy")
 
 BENCH_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "..", "depot-bench", "src", "main", "resources",
                          "dev", "depot", "bench")
+#: the driver's modules beside it, by the name after ``dask_bench_``
+MODULES = ("cases", "graphs", "measure", "parts", "references", "schedulers")
 
 
 @pytest.fixture(scope="module")
-def dask_bench():
+def bench():
+    """The driver's modules, imported from beside it: ``bench.graphs`` is dask_bench_graphs, and so on."""
     sys.path.insert(0, os.path.abspath(BENCH_DIR))
     try:
-        import dask_bench
-        yield dask_bench
+        import dask_bench  # noqa: F401 (the driver imports all its modules)
+        yield types.SimpleNamespace(**{name: importlib.import_module("dask_bench_" + name) for name in MODULES})
     finally:
         sys.path.remove(os.path.abspath(BENCH_DIR))
 
 
-def test_static_schedule_computes_the_pipeline_and_cleans_up(dask_bench, client):
+def test_static_schedule_computes_the_pipeline_and_cleans_up(bench, client):
     import dask
     tasks, loops, n = 8, 200, 1024
-    expected = dask.compute(dask_bench.pipeline(tasks, loops, n), scheduler="sync")[0]
-    static = dask_bench.StaticSchedule(client.directory, tasks, loops, n)
+    expected = dask.compute(bench.graphs.pipeline(tasks, loops, n), scheduler="sync")[0]
+    static = bench.references.StaticSchedule(client.directory, tasks, loops, n)
     try:
         assert static._run(loops)[1] == expected
         assert "static" in static.round()
@@ -41,8 +46,8 @@ def test_static_schedule_computes_the_pipeline_and_cleans_up(dask_bench, client)
     assert client.list() == []
 
 
-def test_ceiling_measures_both_cpus(dask_bench):
-    ceiling = dask_bench.TwoProcessCeiling(4, 200, 16)
+def test_ceiling_measures_both_cpus(bench):
+    ceiling = bench.references.TwoProcessCeiling(4, 200, 16)
     try:
         assert "limit" in ceiling.round()
         assert ceiling.best > 0 and ceiling.limit > 0 and len(ceiling.per_task) == 2
@@ -50,7 +55,7 @@ def test_ceiling_measures_both_cpus(dask_bench):
         ceiling.close()
 
 
-def test_the_bench_environment_scripts_name_the_final_directory(dask_bench, tmp_path):
+def test_the_bench_environment_scripts_name_the_final_directory(bench, tmp_path):
     import dask_bench_env
     tmp, final = tmp_path / ".bench-venv-abc", tmp_path / "bench-venv-final"
     (tmp / "bin").mkdir(parents=True)
@@ -66,14 +71,14 @@ def test_the_bench_environment_scripts_name_the_final_directory(dask_bench, tmp_
     assert (tmp / "bin" / "python").is_symlink()
 
 
-def test_a_memory_sample_taken_across_a_change_of_phase_counts_for_neither_phase(dask_bench):
+def test_a_memory_sample_taken_across_a_change_of_phase_counts_for_neither_phase(bench):
     import threading
     import time
     entered = threading.Event()
     release = threading.Event()
     reads = []
 
-    class SlowMeasure(dask_bench.Measure):
+    class SlowMeasure(bench.measure.Measure):
         """Its first sample's read blocks until the test has begun the next phase; later reads are quick."""
 
         def _settled_pss(self, pids):
@@ -96,25 +101,25 @@ def test_a_memory_sample_taken_across_a_change_of_phase_counts_for_neither_phase
     assert m.phases["share"] == 0 and m.phases["tasks"] == 1 << 20
 
 
-def test_a_memory_sample_is_not_kept_when_pages_changed_hands_while_it_was_read(dask_bench, monkeypatch):
+def test_a_memory_sample_is_not_kept_when_pages_changed_hands_while_it_was_read(bench, monkeypatch):
     import types
     mib = 1 << 20
     # the caller alone maps a 1 GiB object, then two workers map it while the sample reads them one by one: the
     # caller read first still holds all of it, the workers read later a third each
     reads = {1: [1024 * mib, 341 * mib], 2: [341 * mib, 341 * mib], 3: [341 * mib, 341 * mib]}
     fake = types.SimpleNamespace(pss_bytes=lambda pid: reads[pid].pop(0))
-    monkeypatch.setattr(dask_bench, "_procfs", lambda: fake)
-    m = dask_bench.Measure([], sample=False)
+    monkeypatch.setattr(bench.measure, "procfs_module", lambda: fake)
+    m = bench.measure.Measure([], sample=False)
     assert m._settled_pss([1, 2, 3]) is None
     # small drops (tasks freeing their results as they go) keep the sample
     reads = {1: [500 * mib, 492 * mib], 2: [100 * mib, 100 * mib]}
     assert m._settled_pss([1, 2]) == 600 * mib
 
 
-def test_measure_interleaved_alternates_the_order_and_pairs_each_rounds_walls(dask_bench, monkeypatch):
+def test_measure_interleaved_alternates_the_order_and_pairs_each_rounds_walls(bench, monkeypatch):
     import dask
     ran = []
-    monkeypatch.setattr(dask_bench, "_warm_up", lambda graph, scheduler, warm_graph: None)
+    monkeypatch.setattr(bench.measure, "_warm_up", lambda graph, scheduler, warm_graph: None)
 
     def scheduler_named(name):
         def get(dsk, keys, **kwargs):
@@ -123,12 +128,12 @@ def test_measure_interleaved_alternates_the_order_and_pairs_each_rounds_walls(da
         return get
 
     graph = dask.delayed(sum)([1, 2])
-    runs, walls = dask_bench.measure_interleaved(graph, {"a": scheduler_named("a"), "b": scheduler_named("b")},
+    runs, walls = bench.measure.measure_interleaved(graph, {"a": scheduler_named("a"), "b": scheduler_named("b")},
                                                  [], 3)
     assert ran[:6] == ["a", "b", "b", "a", "a", "b"]  # then one sampled run of each, for the peak memory
     assert [len(walls[name]) for name in "ab"] == [3, 3]
     assert runs["a"][0].wall == min(walls["a"])
-    assert dask_bench.median_of_rounds([2.0, 3.0, 9.0], [1.0, 2.0, 3.0]) == 2.0  # 2, 1.5, 3
+    assert bench.measure.median_of_rounds([2.0, 3.0, 9.0], [1.0, 2.0, 3.0]) == 2.0  # 2, 1.5, 3
 
 
 def _fake_python(path, body):
@@ -137,7 +142,7 @@ def _fake_python(path, body):
     return str(path)
 
 
-def test_the_bench_environment_is_built_on_the_system_python_of_the_same_version(dask_bench, tmp_path,
+def test_the_bench_environment_is_built_on_the_system_python_of_the_same_version(bench, tmp_path,
                                                                                   monkeypatch):
     import dask_bench_env
     monkeypatch.delenv(dask_bench_env.BASE_PYTHON_NAME, raising=False)
@@ -158,32 +163,32 @@ def test_the_bench_environment_is_built_on_the_system_python_of_the_same_version
     assert dask_bench_env.install_command(same).startswith(same + " -m venv ")
 
 
-def test_the_figures_name_the_interpreter_build(dask_bench):
+def test_the_figures_name_the_interpreter_build(bench):
     import dask
-    described = dask_bench.interpreter_description()
+    described = bench.cases.interpreter_description()
     assert described.startswith(sys.executable)
     assert os.path.realpath(sys.executable) in described and dask.__version__ in described
 
 
-def test_the_local_cluster_baseline_forgets_each_compute_before_the_next(dask_bench):
+def test_the_local_cluster_baseline_forgets_each_compute_before_the_next(bench):
     """A LocalCluster releases a compute's results a moment after returning them: the next timed compute of the
     same keys must not find them still held."""
     pytest.importorskip("distributed")
     import dask
-    g = dask_bench.pipeline(4, 100, 16)
+    g = bench.graphs.pipeline(4, 100, 16)
     expected = dask.compute(g, scheduler="sync")[0]
-    with dask_bench.local_cluster() as get:
+    with bench.schedulers.local_cluster() as get:
         for _ in range(2):
             assert dask.compute(g, scheduler=get)[0] == expected
             get.settle()
-            assert get._client.run_on_scheduler(dask_bench._scheduler_task_count) == 0
+            assert get._client.run_on_scheduler(bench.schedulers._scheduler_task_count) == 0
 
 
-def test_rounds_in_blocks_merge_into_one_measurement(dask_bench):
+def test_rounds_in_blocks_merge_into_one_measurement(bench):
     import types
-    assert dask_bench._blocks(7, 3) == [3, 2, 2]
-    assert dask_bench._blocks(2, 3) == [1, 1]
-    assert dask_bench._blocks(1, 3) == [1]
+    assert bench.parts._blocks(7, 3) == [3, 2, 2]
+    assert bench.parts._blocks(2, 3) == [1, 1]
+    assert bench.parts._blocks(1, 3) == [1]
 
     def m(wall, peak):
         return types.SimpleNamespace(wall=wall, peak=peak)
@@ -191,7 +196,38 @@ def test_rounds_in_blocks_merge_into_one_measurement(dask_bench):
     first = ({"depot": (m(0.7, 0), m(0.8, 10))}, {"depot": [0.7, 0.9]})
     second = ({"depot": (m(0.6, 0), m(0.8, 5)), "local_cluster": (m(1.0, 0), m(1.1, 3))},
               {"depot": [0.6], "local_cluster": [1.0]})
-    runs, walls = dask_bench.merge_blocks([first, second])
+    runs, walls = bench.parts.merge_blocks([first, second])
     assert runs["depot"][0].wall == 0.6 and runs["depot"][1].peak == 10
     assert runs["local_cluster"][0].wall == 1.0
     assert walls == {"depot": [0.7, 0.9, 0.6], "local_cluster": [1.0]}
+
+
+def _imported_beside(path):
+    """The modules ``path`` imports (anywhere in it) that are files beside it."""
+    import ast
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+    return {n for n in names if os.path.isfile(os.path.join(os.path.dirname(path), n + ".py"))}
+
+
+def test_the_benchmark_copies_every_module_the_driver_imports_beside_it():
+    """`depot bench dask` copies a fixed list of resources beside the driver (``DaskBench.RESOURCES``): every
+    module the driver imports from beside it, and those they import, is on it."""
+    java = os.path.join(BENCH_DIR, "..", "..", "..", "..", "java", "dev", "depot", "bench", "DaskBench.java")
+    with open(java, encoding="utf-8") as f:
+        source = f.read()
+    seen, todo = set(), ["dask_bench"]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(_imported_beside(os.path.join(BENCH_DIR, name + ".py")))
+    assert {"dask_bench_cases", "dask_bench_measure", "procfs"} <= seen
+    missing = sorted(n + ".py" for n in seen if '"%s.py"' % n not in source)
+    assert not missing, "DaskBench.RESOURCES lacks " + ", ".join(missing)

@@ -18,16 +18,19 @@ import java.util.function.Consumer;
 
 /**
  * depot.dask beside Dask's own schedulers (and dask-on-ray and LocalCluster where installed), all measured in
- * the same run by the Python driver {@code dask_bench.py} (a resource of this module), which prints one JSON
- * object per case. The interpreter is {@code $DEPOT_BENCH_PYTHON}, else {@code python3}; it needs Dask and NumPy.
+ * the same run by the Python driver {@code dask_bench.py} (a resource of this module, with its modules beside it),
+ * which prints one JSON object per case. The interpreter is {@code $DEPOT_BENCH_PYTHON}, else {@code python3}; it
+ * needs Dask and NumPy.
  * A full run whose interpreter lacks Ray runs the driver again in a benchmark environment it builds once per machine
  * ({@code dask_bench_env.py}, {@code dask_bench_requirements.txt}), and measures LocalCluster under an interpreter
  * that has {@code distributed}; {@code --quick} (the smoke test) does neither.
  */
 final class DaskBench implements Benchmark {
     private static final String SCRIPT = "dask_bench.py";
-    /** The driver and what it reads beside it: the interpreters it measures in and the benchmark environment. */
-    private static final List<String> RESOURCES = List.of(SCRIPT, "dask_bench_env.py", "dask_bench_requirements.txt", "procfs.py");
+    /** The driver and what it imports and reads beside it: its modules and the benchmark environment. */
+    private static final List<String> RESOURCES = List.of(SCRIPT, "dask_bench_cases.py", "dask_bench_graphs.py",
+        "dask_bench_measure.py", "dask_bench_parts.py", "dask_bench_references.py", "dask_bench_schedulers.py",
+        "dask_bench_env.py", "dask_bench_requirements.txt", "procfs.py");
     private static final ObjectMapper JSON = new ObjectMapper();
     /** The driver's exit status when its interpreter lacks Dask or NumPy (it says so on stderr). */
     private static final int SKIPPED = 3;

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The shuffle's records in the Python client's layout table ({@code python/depot/_layout.py}, from which
- * {@code python/depot/shuffle.py} packs them) agree with {@link ManifestDescriptor} and
+ * {@code python/depot/shuffle/_records.py} packs them) agree with {@link ManifestDescriptor} and
  * {@link MapStatusDescriptor} constant by constant, and mirror every one of their constants.
  */
 class ShuffleLayoutTest {
