@@ -32,7 +32,7 @@ import org.HdrHistogram.Histogram;
 /**
  * How Depot's costs grow on a big node, each as the ratio of a large case to a small one measured in the same run:
  * get, create + seal and delete p50 at 10^3 and 10^6 live objects (quick: 10^4), the get beside its memory floor
- * ({@link LookupFloor}) measured in turn with it, five times each (quick: three); daemon recovery after SIGKILL, and
+ * ({@link LookupFloor}) measured in turn with it, best of five each (quick: three); daemon recovery after SIGKILL, and
  * {@code depot ls --json} and {@code depot doctor --check}, at both; the daemon's CPU with N connected, sleeping
  * Python client processes (quick: 50, else 1,000) against none, and whether all N connected at once; the connect
  * time and first get of new Java and Python clients on a 16 GiB store (quick: 256 MiB) against a 64 MiB one.
@@ -232,7 +232,8 @@ final class ScaleBench implements Benchmark {
 
     /**
      * p50 of get + release of live objects, and of the same ids' lookups in the floor, {@code repeats} times in
-     * turn: the medians of the p50s, and their spreads ((max - min) / median, percent).
+     * turn: the lowest of each's p50s (other processes on the machine only add time) and their spreads
+     * ((highest - lowest) / lowest, percent).
      */
     private static Map<String, Long> gets(DepotClient client, LookupFloor floor, long live, int samples,
                                           int repeats) {
@@ -254,23 +255,16 @@ final class ScaleBench implements Benchmark {
             lookup[r] = floor.p50Nanos(samples, () -> same.nextLong(live), ScaleBench::rawId);
         }
         Map<String, Long> m = new LinkedHashMap<>();
-        m.put("get_p50_ns", median(get));
+        m.put("get_p50_ns", Arrays.stream(get).min().orElseThrow());
         m.put("get_spread_pct", spreadPercent(get));
-        m.put(FLOOR_KEY, median(lookup));
+        m.put(FLOOR_KEY, Arrays.stream(lookup).min().orElseThrow());
         m.put("floor_spread_pct", spreadPercent(lookup));
         return m;
     }
 
-    private static long median(long[] values) {
-        long[] sorted = values.clone();
-        Arrays.sort(sorted);
-        return sorted[sorted.length / 2];
-    }
-
     private static long spreadPercent(long[] values) {
-        long[] sorted = values.clone();
-        Arrays.sort(sorted);
-        return Math.round(100.0 * (sorted[sorted.length - 1] - sorted[0]) / Math.max(1, median(values)));
+        long lowest = Arrays.stream(values).min().orElseThrow();
+        return Math.round(100.0 * (Arrays.stream(values).max().orElseThrow() - lowest) / Math.max(1, lowest));
     }
 
     /** p50 of create + seal of new objects, and of delete of those. */
