@@ -67,6 +67,11 @@ final class LookupFloor implements AutoCloseable {
         this.mask = slots - 1;
     }
 
+    /** The scratch directory that holds the mapped file; removed by {@link #close}. */
+    Path directory() {
+        return dir.path();
+    }
+
     /** Places an id (20 bytes) in the first free slot from its home, as the store's index does. */
     void insert(byte[] id) {
         ByteBuffer b = ByteBuffer.wrap(id).order(ByteOrder.LITTLE_ENDIAN);
