@@ -188,7 +188,7 @@ final class ScaleBench implements Benchmark {
         r.figures().put("get_over_floor_ns", big.get(key) - big.get(FLOOR_KEY));
         r.baseline().put("get_over_floor_ns", small.get(key) - small.get(FLOOR_KEY));
         r.figures().put("limit_p50_ns", limit);
-        r.figures().put("entries_read_per_lookup", Units.round(linesPerLookup));
+        r.figures().put("entries_read_per_lookup", Math.round(linesPerLookup * 1000) / 1000.0);
         r.figures().put("load_average", loadAverage());
         return withMet(r, r.met() || atLimit);
     }
