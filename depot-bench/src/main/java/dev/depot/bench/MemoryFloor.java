@@ -8,45 +8,16 @@ import java.lang.foreign.ValueLayout;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.SplittableRandom;
-import org.HdrHistogram.Histogram;
 
 /**
- * What the memory system alone costs, for the scale benchmark's limits: a lookup in a large index cannot be
- * cheaper than one random read from a mapping of that size, and a process that maps a store cannot touch its
- * pages faster than the kernel maps them. Both are measured on a file in /dev/shm, like a store's.
+ * What the memory system alone costs a daemon's recovery, for the scale benchmark's limit: a process that maps a
+ * store cannot touch its pages faster than the kernel maps them. Measured on a file in /dev/shm, like a store's.
+ * The get's floor is {@link LookupFloor}.
  */
 final class MemoryFloor {
     private static final int PAGE = 4096;
 
     private MemoryFloor() {
-    }
-
-    /**
-     * The p50 in nanoseconds of one 8-byte read at a random position of a resident mapping of {@code length}
-     * bytes, timed one read at a time as the benchmark times a get (the clock's own cost included).
-     */
-    static long randomReadP50Nanos(long length, int samples) throws IOException {
-        try (ScratchDirectory dir = new ScratchDirectory(BenchStore.prefix() + "floor-");
-             Arena arena = Arena.ofShared()) {
-            MemorySegment m = map(dir.path().resolve("region"), length, arena);
-            for (long p = 0; p < length; p += PAGE) {
-                m.set(ValueLayout.JAVA_LONG, p, p); // resident, as a store's index is
-            }
-            Histogram h = Latencies.histogram();
-            SplittableRandom random = new SplittableRandom(11);
-            long sink = 0;
-            for (int i = 0; i < samples; i++) {
-                long at = random.nextLong(length / Long.BYTES) * Long.BYTES;
-                long t0 = System.nanoTime();
-                sink += m.get(ValueLayout.JAVA_LONG, at);
-                Latencies.record(h, System.nanoTime() - t0);
-            }
-            if (sink == 42) {
-                System.out.print(""); // keeps the reads
-            }
-            return h.getValueAtPercentile(50);
-        }
     }
 
     /**

