@@ -1,5 +1,5 @@
-"""procfs.py, the benchmark drivers' /proc reader (in depot-bench's resources): the process tree includes children
-that any thread started."""
+"""procfs.py, how the dask benchmark measures processes (in depot-bench's resources): the process tree includes
+children that any thread started."""
 
 import importlib.util
 import os
