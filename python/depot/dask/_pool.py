@@ -4,7 +4,7 @@ waiting batch back for an idle worker, and completes each batch's ``concurrent.f
 answer (``_transport``). One thread per worker receives that worker's answers and notices its death; a worker that
 dies is replaced, and its batches fail naming their tasks.
 
-Its parts: ``_processes`` (the worker processes and the poll set over their pipes), ``_compute`` (a compute and
+Its parts: ``_processes`` (the worker processes, their pipes and pidfds), ``_compute`` (a compute and
 its batches), ``_held`` (results held in the workers' memory), ``_cleanup`` (releases and deletes off the
 scheduling loop).
 """
@@ -75,6 +75,7 @@ class Pool:
     # ---- computes and their batches ---------------------------------------------------------------------
 
     def new_compute(self):
+        """A compute on this pool: ids for its objects, what placement knows of its graph."""
         return Compute(self.token, next(self._computes), self)
 
     def submit(self, compute, fn, args):
@@ -276,7 +277,7 @@ class Pool:
                 self.taken_back_count += 1
         if batch is not None and not requeue:
             self._end(batch, error=RuntimeError("batch of %s not run: its compute was abandoned"
-                                                     % ", ".join(map(repr, batch.keys))))
+                                                % ", ".join(map(repr, batch.keys))))
         self._dispatch()
 
     def _results(self, w, batch_id, body, seconds):
@@ -320,7 +321,7 @@ class Pool:
         how = w.how_it_ended(code)
         for batch in batches:
             self._end(batch, error=WorkerDiedError("depot.dask worker %d %s while running %s; a new worker "
-                                                        "replaces it" % (w.pid, how, batch.names())))
+                                                   "replaces it" % (w.pid, how, batch.names())))
         if not w.ready.is_set() and w.start_error is None:
             w.start_error = "it %s before connecting to the store" % how
         w.gone.set()

@@ -320,4 +320,3 @@ def test_the_fixtures_name_the_process_pinning_an_object(dask_daemon):
             view.release()
             c.delete(oid)
         assert bytes(oid) not in pinners(dask_daemon.dir)
-
