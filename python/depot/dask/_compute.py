@@ -4,7 +4,7 @@ Every object a worker stores has an id the pool chose before sending the batch: 
 number, a counter. So whatever a dead or cancelled worker left behind can be found by its prefix and deleted.
 """
 
-import collections
+import concurrent.futures
 import itertools
 import weakref
 
@@ -69,8 +69,6 @@ class Compute:
         #: ``get_async``'s list of tasks ready and not yet submitted (its ``state["ready"]``), once its start-state
         #: callback has run; read here only for its length
         self.unsubmitted = None
-        #: batches that ended, as ``(results, None)`` or ``(None, exception)``, for the compute's tickets
-        self.finished = collections.deque()
 
     def new_oid(self):
         return ObjectId(self.prefix + next(self._counter).to_bytes(COUNTER_LENGTH, "little"))
@@ -81,10 +79,11 @@ class Compute:
 
 class Batch:
     """Tasks sent to a worker in one message: ``body`` and ``used`` are its pickle and the by-value functions it
-    refers to (kept after it is sent: a batch given back goes to another worker), ``worker`` is where it went."""
+    refers to (kept after it is sent: a batch given back goes to another worker), ``worker`` is where it went,
+    ``future`` what ``get_async`` waits on."""
 
     __slots__ = ("id", "compute", "keys", "oids", "held", "body", "used", "ended", "worker", "taking_back",
-                 "continued")
+                 "continued", "future")
 
     def __init__(self, batch_id, compute, keys, oids, held, body, used):
         self.id = batch_id
@@ -94,8 +93,9 @@ class Batch:
         self.held = held
         self.body = body
         self.used = used
-        #: its results or its failure went to its compute (``Pool._end``)
+        #: its future was completed with its results or its failure (``Pool._end``)
         self.ended = False
+        self.future = concurrent.futures.Future()
         self.worker = None
         #: its worker was asked to give it back (``Unqueue``) and has not answered yet
         self.taking_back = False

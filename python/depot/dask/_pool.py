@@ -1,17 +1,19 @@
-"""The scheduler's pool of worker processes: it queues the batches ``get_async`` submits, sends each to a worker
-when placement chooses one (``_placement``), with its continuations (``_continuations``), takes a waiting batch
-back for an idle worker, and turns the workers' answers (``_transport``) into the results of its computes'
-tickets, received by the thread that runs the compute (``_receiving``). A worker that dies is replaced, and its
-batches fail naming their tasks.
+"""The scheduler's pool of worker processes, an executor for ``get_async``: it queues the batches submitted, sends
+each to a worker when placement chooses one (``_placement``), with its continuations (``_continuations``), takes a
+waiting batch back for an idle worker, and completes each batch's ``concurrent.futures.Future`` with its worker's
+answer (``_transport``). One thread per worker receives that worker's answers and notices its death; a worker that
+dies is replaced, and its batches fail naming their tasks.
 
-Its parts: ``_processes`` (the worker processes and the poll set over their pipes), ``_compute`` (a compute and
+Its parts: ``_processes`` (the worker processes, their pipes and pidfds), ``_compute`` (a compute and
 its batches), ``_held`` (results held in the workers' memory), ``_cleanup`` (releases and deletes off the
 scheduling loop).
 """
 
 import collections
+import concurrent.futures
 import itertools
 import os
+import select
 import signal
 import threading
 import time
@@ -21,9 +23,7 @@ from ._cleanup import Discarder
 from ._compute import PREFIX_LENGTH, TOKEN_LENGTH, Batch, Compute, fetch_held, held_by, held_inputs
 from ._functions import dumps_task
 from ._held import HeldResults
-from ._processes import (STOP_TIMEOUT, Poller, WorkerDiedError, Workers, WorkerStartError,  # noqa: F401
-                         WorkerTaskError)
-from ._receiving import ReceiverRole, Ticket
+from ._processes import STOP_TIMEOUT, WorkerDiedError, Workers, WorkerStartError, WorkerTaskError
 from ._refs import Stored
 from ._transport import Drop, DropPrefix, Failed, Publish, Ready, RunBatch, Stop, Unqueue, Unqueued, Unreadable
 
@@ -46,14 +46,17 @@ class Pool:
         self._pending = collections.deque()
         self._lock = threading.Lock()
         self._computes, self._batches = itertools.count(1), itertools.count(1)
+        #: held while choosing and sending, so that a worker gets its batches in the order placement chose them
+        self._dispatching = threading.Lock()
         self._closing = False
         self._discarder = Discarder(client)
-        self._role = ReceiverRole(self._lock, self._receive_once, lambda: self._closing,
-                                  lambda: self._closing and not self.workers.any_alive())
-        self._poller = Poller(self._role.wake_fd)
+        #: the receiving thread of each worker started, the replacements' too (joined at close)
+        self._receivers = []
         self.workers = Workers(size, directory, inline_bytes)
         self._held = HeldResults(self._lock, self.workers, client, self._discarder)
-        self._role.start()
+        with self._lock:
+            for w in self.workers:
+                self._start_receiving(w)
         try:
             self.workers.await_ready()
         except BaseException:
@@ -72,26 +75,21 @@ class Pool:
     # ---- computes and their batches ---------------------------------------------------------------------
 
     def new_compute(self):
-        """A compute whose thread receives its results until ``retire``: the collector stops receiving."""
-        compute = Compute(self.token, next(self._computes), self)
-        if self._role.compute_started():
-            self._role.wake()  # the collector, in poll: it gives the receiving role up
-        return compute
-
-    def retire(self, compute):
-        """``compute``'s thread no longer receives: the collector does again once no compute runs."""
-        self._role.compute_ended()
+        """A compute on this pool: ids for its objects, what placement knows of its graph."""
+        return Compute(self.token, next(self._computes), self)
 
     def submit(self, compute, fn, args):
-        """Queues a batch (``fn(args)``, as ``dask.local.get_async`` submits it) for the next worker with a free
-        place (see ``_dispatch``); returns its ``Ticket``."""
+        """Queues a batch (``fn(args)``, as ``dask.local.get_async`` submits it) and sends what placement gives a
+        worker with a free place (``_dispatch``); returns the batch's ``concurrent.futures.Future``, completed by
+        its worker's receiving thread with ``[(key, result, failed)]``, or with the batch's failure."""
         keys = [a[0] for a in args]
         if len(keys) == 1 and keys[0] in compute.precomputed:
             with self._lock:
                 result, failed = _continuations.take(compute, keys[0])
             self.continuations_used_count += 1
-            self._role.end(Batch(next(self._batches), compute, keys, {}, [], b"", {}), [(keys[0], result, failed)])
-            return Ticket(self._role, compute)
+            batch = Batch(next(self._batches), compute, keys, {}, [], b"", {})
+            self._end(batch, [(keys[0], result, failed)])
+            return batch.future
         oids = {key: bytes(compute.new_oid()) for key in keys}
         held = held_inputs(fn, args)
         # pickled here, so that a task that cannot be pickled fails its compute at once, in the caller's thread
@@ -103,16 +101,18 @@ class Pool:
             if not self.workers.any_alive():
                 raise WorkerDiedError("no depot.dask worker is alive")
             self._pending.append(batch)
-            wake = self._role.submitted(lambda: any(w.alive and len(w.inflight) < self.depth for w in self.workers))
-        if wake:
-            self._role.wake()
-        return Ticket(self._role, compute)
+        self._dispatch()
+        return batch.future
 
     def _dispatch(self):
         """Sends queued batches while placement (``_placement.choose``) gives one to a worker with room, each with
-        its continuations, in the receiving thread: before it polls, when a batch ends and when a worker is
-        replaced. With nothing left to send, an idle worker takes back a batch waiting behind another worker's
-        running one (``_take_back_for_idle``)."""
+        its continuations: after a submit, when a batch ends and when a worker is replaced. With nothing left to
+        send, an idle worker takes back a batch waiting behind another worker's running one
+        (``_take_back_for_idle``)."""
+        with self._dispatching:
+            self._dispatch_locked()
+
+    def _dispatch_locked(self):
         while True:
             with self._lock:
                 choice = self._choose()
@@ -206,34 +206,44 @@ class Pool:
         """Deletes every object whose id starts with ``prefix``."""
         self._discarder.sweep(prefix)
 
-    # ---- receiving: a compute's thread, or the collector thread between computes -------------------------
+    # ---- receiving: one thread per worker ------------------------------------------------------------------
 
-    def next_finished(self, compute, timeout=None):
-        """The results of the next batch of ``compute`` to end; raises the batch's failure."""
-        return self._role.next_finished(compute, timeout)
+    def _start_receiving(self, w):
+        """Starts ``w``'s receiving thread (under the lock)."""
+        thread = threading.Thread(target=self._receive, args=(w,), name="depot-dask-receiver-%d" % w.pid,
+                                  daemon=True)
+        self._receivers.append(thread)
+        thread.start()
 
-    def _receive_once(self, timeout):
-        """Sends what is queued, waits (``timeout`` seconds at most) for the workers and takes in what came: a
-        wake-up, messages, deaths."""
-        self._dispatch()
+    def _receive(self, w):
+        """``w``'s receiving thread: takes in its messages until its pipe ends or its process does."""
+        poll = select.poll()
+        poll.register(w.conn.fileno(), select.POLLIN)
+        if w.sentinel is not None:
+            poll.register(w.sentinel, select.POLLIN)
+        conn_fd = w.conn.fileno()
+        while True:
+            # any event on the pipe counts (POLLHUP, POLLERR: the read says what happened); the pidfd only when
+            # nothing is left to read (a process that forked keeps the pipe open after it died)
+            if not any(fd == conn_fd for fd, _ in poll.poll()):
+                break
+            try:
+                data = w.conn.recv_bytes()
+            except (EOFError, OSError):
+                break
+            self._received(w, _transport.decode(data))
+        self._died(w)
+
+    def _end(self, batch, body=None, error=None):
+        """Completes ``batch``'s future with its results, or its failure (once)."""
         with self._lock:
-            workers = self.workers.alive()
-        for w, what in self._poller.wait(workers, timeout):
-            if w is None:
-                self._role.woken()
-                self._dispatch()
-                continue
-            if not w.alive:
-                continue
-            if what == Poller.CONN:
-                try:
-                    data = w.conn.recv_bytes()
-                except (EOFError, OSError):
-                    self._died(w)
-                    continue
-                self._received(w, _transport.decode(data))
-            else:
-                self._died(w)
+            if batch.ended:
+                return
+            batch.ended = True
+        if error is not None:
+            batch.future.set_exception(error)
+        else:
+            batch.future.set_result(body)
 
     def _received(self, w, message):
         kind = type(message)
@@ -246,7 +256,7 @@ class Pool:
             with self._lock:
                 batch = w.inflight.pop(message.batch_id, None)
             if batch is not None:
-                self._role.end(batch, error=WorkerTaskError(
+                self._end(batch, error=WorkerTaskError(
                     "depot.dask worker %d could not read the batch of %s:\n%s" % (w.pid, batch.names(), message.text)))
                 self._dispatch()
         else:
@@ -266,8 +276,8 @@ class Pool:
                 self._pending.appendleft(batch)
                 self.taken_back_count += 1
         if batch is not None and not requeue:
-            self._role.end(batch, error=RuntimeError("batch of %s not run: its compute was abandoned"
-                                                     % ", ".join(map(repr, batch.keys))))
+            self._end(batch, error=RuntimeError("batch of %s not run: its compute was abandoned"
+                                                % ", ".join(map(repr, batch.keys))))
         self._dispatch()
 
     def _results(self, w, batch_id, body, seconds):
@@ -292,7 +302,7 @@ class Pool:
                     self._discarder.delete(res_info[0].oid)
             w.send(DropPrefix(compute.prefix))
             self.sweep(compute.prefix)  # and what its tasks stored themselves (DataFrame shuffle slices)
-        self._role.end(batch, body)
+        self._end(batch, body)
 
     def _died(self, w):
         code = w.reap()
@@ -302,7 +312,7 @@ class Pool:
             w.inflight.clear()
             # a worker that died before it ever started is not replaced (it would die again, forever)
             if not self._closing and w.ready.is_set() and w.start_error is None:
-                self.workers.replace(w)
+                self._start_receiving(self.workers.replace(w))
         w.close_handles()
         # whatever the dead worker had stored for its unfinished tasks is not wanted by anyone
         for batch in batches:
@@ -310,8 +320,8 @@ class Pool:
                 self._discarder.delete(oid)
         how = w.how_it_ended(code)
         for batch in batches:
-            self._role.end(batch, error=WorkerDiedError("depot.dask worker %d %s while running %s; a new worker "
-                                                        "replaces it" % (w.pid, how, batch.names())))
+            self._end(batch, error=WorkerDiedError("depot.dask worker %d %s while running %s; a new worker "
+                                                   "replaces it" % (w.pid, how, batch.names())))
         if not w.ready.is_set() and w.start_error is None:
             w.start_error = "it %s before connecting to the store" % how
         w.gone.set()
@@ -334,9 +344,9 @@ class Pool:
                     os.kill(w.pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            # their deaths are received here (the collector stays out while this compute runs)
-            self._role.receive_until(lambda: all(w.gone.is_set() for w in victims) or None,
-                                     time.monotonic() + STOP_TIMEOUT)
+            deadline = time.monotonic() + STOP_TIMEOUT
+            for w in victims:  # their receiving threads see them go
+                w.gone.wait(max(0.0, deadline - time.monotonic()))
         self.sweep(compute.prefix)
 
     def _fail_pending(self, which, why):
@@ -345,7 +355,7 @@ class Pool:
             failed = [b for b in self._pending if which(b)]
             self._pending = collections.deque(b for b in self._pending if not which(b))
         for b in failed:
-            self._role.end(b, error=RuntimeError("batch of %s not run: %s" % (", ".join(map(repr, b.keys)), why)))
+            self._end(b, error=RuntimeError("batch of %s not run: %s" % (", ".join(map(repr, b.keys)), why)))
 
     def close(self):
         with self._lock:
@@ -362,8 +372,10 @@ class Pool:
             if w.exitcode(STOP_TIMEOUT) is None:
                 w.kill()
                 w.exitcode(STOP_TIMEOUT)
-        self._role.stop(STOP_TIMEOUT)
+        with self._lock:
+            receivers = list(self._receivers)
+        for thread in receivers:  # each ends with its worker
+            if thread is not threading.current_thread():
+                thread.join(STOP_TIMEOUT)
         self._discarder.close(STOP_TIMEOUT)
-        for w in workers:
-            w.close_handles()
         self.sweep(self.token)

@@ -1,11 +1,9 @@
-"""The pool's worker processes (``WorkerProcess``: started, stopped, sent messages) and the receiving thread's
-``Poller`` over their pipes and pidfds."""
+"""The pool's worker processes (``WorkerProcess``: started, stopped, sent messages, their pipes and pidfds)."""
 
 import itertools
 import json
 import multiprocessing.connection
 import os
-import select
 import socket
 import subprocess
 import sys
@@ -14,12 +12,12 @@ import threading
 from . import _transport
 from ._functions import SentFunctions
 
-__all__ = ["WorkerProcess", "Workers", "Poller", "WorkerDiedError", "WorkerStartError", "WorkerTaskError"]
+__all__ = ["WorkerProcess", "Workers", "WorkerDiedError", "WorkerStartError", "WorkerTaskError"]
 
 START_TIMEOUT = 120.0
 STOP_TIMEOUT = 10.0
-#: a worker whose pipe closed is given this long to exit before it is killed: it can run nothing more, and the
-#: thread that saw it go (a compute's own) waits for it before the compute hears of its tasks
+#: a worker whose pipe closed is given this long to exit before it is killed: it can run nothing more, and its
+#: receiving thread waits for it before the compute hears of its tasks
 DIED_GRACE_SECONDS = 1.0
 
 
@@ -72,7 +70,7 @@ class WorkerProcess:
         self.start_error = None
 
     def send(self, message):
-        """Sends ``message`` (a ``_transport`` message); a worker that died is noticed by the receiving thread."""
+        """Sends ``message`` (a ``_transport`` message); a worker that died is noticed by its receiving thread."""
         data = _transport.encode(message)
         with self.send_lock:
             self.send_encoded(data)
@@ -164,40 +162,7 @@ class Workers:
         return None
 
     def replace(self, dead):
-        """A new worker in ``dead``'s place."""
-        self._all[self._all.index(dead)] = self._spawn()
+        """A new worker in ``dead``'s place, returned."""
+        new = self._all[self._all.index(dead)] = self._spawn()
+        return new
 
-
-class Poller:
-    """The receiving thread's ``poll`` set: the wake-up pipe and each live worker's pipe and pidfd, registered once and
-    again only when the workers change (``multiprocessing.connection.wait`` builds and registers a new selector
-    for every wait, once per message here)."""
-
-    CONN = "conn"
-    SENTINEL = "sentinel"
-
-    def __init__(self, wake_fd):
-        self._wake_fd = wake_fd
-        self._key = None
-        self._poll = None
-        self._by_fd = {}
-
-    def wait(self, workers, timeout=None):
-        """``[(worker, CONN | SENTINEL)]`` ready among ``workers`` (blocking, or for at most ``timeout`` seconds),
-        ``(None, None)`` for the pipe."""
-        # the workers themselves too: a replacement's descriptors may reuse a dead worker's numbers
-        key = tuple((w, w.conn.fileno(), w.sentinel) for w in workers)
-        if key != self._key:
-            self._poll = select.poll()
-            self._by_fd = {self._wake_fd: (None, None)}
-            for w, conn_fd, sentinel in key:
-                self._by_fd[conn_fd] = (w, self.CONN)
-                if sentinel is not None:
-                    self._by_fd[sentinel] = (w, self.SENTINEL)
-            for fd in self._by_fd:
-                self._poll.register(fd, select.POLLIN)
-            self._key = key
-        # retried on EINTR by Python itself (PEP 475)
-        ready = self._poll.poll(None if timeout is None else max(0, int(timeout * 1000)))
-        # any event counts (POLLHUP, POLLERR: the read that follows says what happened)
-        return [self._by_fd[fd] for fd, _ in ready if fd in self._by_fd]

@@ -96,7 +96,6 @@ class Scheduler:
             return self._compute(dsk, keys, compute, kwargs)
         finally:
             _running.compute = outer
-            self._pool.retire(compute)
 
     get = __call__
 

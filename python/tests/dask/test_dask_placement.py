@@ -14,17 +14,9 @@ pytest.importorskip("dask")
 
 from depot.dask import _placement  # noqa: E402
 from depot.dask._compute import held_by  # noqa: E402
-from depot.dask._processes import Poller  # noqa: E402
 from depot.dask._refs import Held, Inline  # noqa: E402
 from depot.dask._transport import RunBatch  # noqa: E402
 from dask_fixtures import clean_store, dask_daemon, scheduler  # noqa: E402,F401
-
-
-class _StandIn:
-    """A worker as the poll set sees it: a pid, a pipe and a pidfd."""
-
-    def __init__(self, pid):
-        self.pid = pid
 
 
 class _Placing:
@@ -106,7 +98,7 @@ def _by_worker(placed):
 
 def test_the_first_leaves_of_a_tree_go_to_one_worker_per_grandparent():
     placing = _Placing(dependents=_tree(16))
-    # get_async has submitted the first workers x depth x 2 leaves before the receiving thread dispatches
+    # get_async has submitted the first workers x depth x 2 leaves
     placing.queue(["leaf-%d" % i for i in range(8)])
     placed = [placing.place_next() for _ in range(4)]
     by_worker = _by_worker(placed)
@@ -328,67 +320,3 @@ def test_the_fixtures_name_the_process_pinning_an_object(dask_daemon):
             view.release()
             c.delete(oid)
         assert bytes(oid) not in pinners(dask_daemon.dir)
-
-
-def test_the_collectors_poll_set_reports_pipes_pidfds_and_the_wake_pipe_and_follows_the_workers():
-    import multiprocessing.connection
-    import socket
-    import subprocess
-    import sys
-    wake_r, wake_w = os.pipe()
-    pairs = [socket.socketpair() for _ in range(2)]
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    try:
-        workers = []
-        for i, (ours, _) in enumerate(pairs):
-            w = _StandIn(200 + i)
-            w.conn = multiprocessing.connection.Connection(os.dup(ours.fileno()))
-            w.sentinel = None
-            workers.append(w)
-        workers[1].sentinel = os.pidfd_open(child.pid)
-        poller = Poller(wake_r)
-        pairs[0][1].sendall(b"\0\0\0\1x")
-        assert poller.wait(workers) == [(workers[0], Poller.CONN)]
-        assert workers[0].conn.recv_bytes() == b"x"
-        child.wait()
-        assert poller.wait(workers) == [(workers[1], Poller.SENTINEL)]
-        os.write(wake_w, b"x")
-        assert poller.wait(workers[:1]) == [(None, None)]  # the dead worker is no longer polled
-    finally:
-        child.wait()
-        for w in workers:
-            w.conn.close()
-        if workers[1].sentinel is not None:
-            os.close(workers[1].sentinel)
-        for a, b in pairs:
-            a.close()
-            b.close()
-        os.close(wake_r)
-        os.close(wake_w)
-
-
-def test_the_collectors_poll_set_follows_a_replacement_that_reuses_the_dead_workers_descriptors():
-    import multiprocessing.connection
-    import socket
-    wake_r, wake_w = os.pipe()
-    ours, theirs = socket.socketpair()
-    dead, replacement = _StandIn(300), _StandIn(301)
-    try:
-        dead.conn = multiprocessing.connection.Connection(os.dup(ours.fileno()))
-        dead.sentinel = replacement.sentinel = None
-        poller = Poller(wake_r)
-        theirs.sendall(b"\0\0\0\1x")
-        assert poller.wait([dead]) == [(dead, Poller.CONN)]
-        number = dead.conn.fileno()
-        dead.conn.close()
-        replacement.conn = multiprocessing.connection.Connection(os.dup(ours.fileno()))
-        assert replacement.conn.fileno() == number  # the lowest free descriptor: the dead worker's
-        assert poller.wait([replacement]) == [(replacement, Poller.CONN)]
-    finally:
-        for w in (dead, replacement):
-            if getattr(w, "conn", None) is not None and not w.conn.closed:
-                w.conn.close()
-        ours.close()
-        theirs.close()
-        os.close(wake_r)
-        os.close(wake_w)

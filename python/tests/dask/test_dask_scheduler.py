@@ -180,10 +180,46 @@ def test_a_worker_that_hangs_up_without_exiting_is_killed_and_its_task_fails_nam
     assert dask.compute(dask.delayed(sum)([1, 2, 3]), scheduler=scheduler) == (6,)
 
 
+def test_a_worker_that_dies_while_a_process_it_forked_keeps_its_pipe_open_is_noticed_by_its_pidfd(scheduler,
+                                                                                                  clean_store,
+                                                                                                  tmp_path):
+    pidfile = tmp_path / "forked"
+
+    def fork_then_die(path):
+        child = os.fork()
+        if child == 0:  # inherits the worker's end of its pipe, and keeps it open
+            time.sleep(120)
+            os._exit(0)
+        with open(path, "w") as f:
+            f.write(str(child))
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    try:
+        with pytest.raises(depot.dask.WorkerDiedError) as info:
+            dask.compute(dask.delayed(fork_then_die)(str(pidfile), dask_key_name="the-forker"), scheduler=scheduler)
+        assert "the-forker" in str(info.value) and "signal 9" in str(info.value)
+        assert dask.compute(dask.delayed(sum)([1, 2, 3]), scheduler=scheduler) == (6,)
+    finally:
+        if pidfile.exists():
+            forked = int(pidfile.read_text())
+            try:
+                os.kill(forked, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            deadline = time.monotonic() + 30  # reparented (to init or a subreaper), which reaps it
+            while time.monotonic() < deadline:
+                try:
+                    with open("/proc/%d/status" % forked) as f:
+                        if "zombie" in f.read().lower():
+                            break
+                except FileNotFoundError:
+                    break
+                time.sleep(0.01)
+
+
 def test_computes_from_several_threads_at_once_share_the_workers_and_each_gets_its_own_results(scheduler,
                                                                                                 clean_store):
-    # one thread receives the workers' results at a time, for every compute (Pool.next_finished): the others wait
-    # for theirs or for the role
+    # each worker's receiving thread completes the futures of every compute's batches it ran
     @dask.delayed(pure=True)
     def part(seed, i):
         time.sleep(0.01)
@@ -212,7 +248,7 @@ def test_computes_from_several_threads_at_once_share_the_workers_and_each_gets_i
 
 
 def test_a_worker_killed_between_computes_is_replaced_before_the_next_one(scheduler, clean_store):
-    # no compute runs: the collector thread receives, and notices the death
+    # no compute runs: the worker's receiving thread notices the death
     victim = scheduler.workers[0]
     os.kill(victim, signal.SIGKILL)
     deadline = time.monotonic() + 30
