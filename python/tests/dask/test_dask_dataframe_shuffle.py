@@ -228,6 +228,27 @@ def test_a_range_index_travels_as_row_positions_and_comes_back_as_its_values(das
     assert store_objects(dask_daemon.dir) == []
 
 
+def test_the_partitions_column_is_not_stored_and_comes_back_as_each_slices_partition(dask_daemon):
+    """A ``_partitions`` column that holds each row's output partition is one value per slice: the maps do not
+    store it and the reducer fills it in; a map whose column holds other values (out of range) stores it, and
+    the reducer mixes both."""
+    frames = [pd.DataFrame({"v": np.arange(30.0), "_partitions": (np.arange(30) % 3).astype(np.uint8)}),
+              pd.DataFrame({"v": np.arange(6.0), "_partitions": np.array([0, 1, 2, 3, 4, 5], dtype=np.int64)})]
+    spec = _shuffle_tasks.ShuffleSpec("t", "_partitions", 3, None, False, frames[0].iloc[:0], dask_daemon.dir)
+    for maps in (1, 2):  # the raw concatenation, and the mixed one
+        outputs = [_shuffle_tasks.map_partition(f, spec, i) for i, f in enumerate(frames[:maps])]
+        assert [o.schema[2] for o in outputs] == ["part|u1", "<i8"][:maps]
+        for p in range(3):
+            got = _shuffle_tasks.reduce_partition(spec, p, *[copy.copy(o) for o in outputs])
+            expected = pd.concat([f[f["_partitions"].to_numpy() % 3 == p] for f in frames[:maps]])
+            expected.index = expected.index.astype(np.int64)
+            if maps == 2:
+                expected["_partitions"] = expected["_partitions"].astype(np.int64)
+            pd.testing.assert_frame_equal(got, expected)
+        del outputs
+    assert store_objects(dask_daemon.dir) == []
+
+
 def _error_of(call):
     """The message of what ``call`` raises; the exception and its traceback are dropped."""
     try:
