@@ -71,7 +71,9 @@ def install(choose, directory):
             frame = Repartition(frame, new_partitions=self.npartitions_out)
         frame = frame.lower_completely()
         fused = _fused(frame)
-        return DepotShuffle(frame if fused is None else fused, self.partitioning_index, self.npartitions_out, self.ignore_index, self.options,
+        if fused is not None:
+            frame = fused
+        return DepotShuffle(frame, self.partitioning_index, self.npartitions_out, self.ignore_index, self.options,
                             self.original_partitioning_index)
 
     def _fused(frame):
