@@ -23,7 +23,9 @@ Cases (2 worker processes of 1 thread each in every cluster):
   has loaded what every shuffle needs into the workers (pandas, Dask's DataFrame code, the shuffle's own
   modules, their allocators' first arenas). That warm-up's growth is reported as a part of the bound
   (*code*), so the bound is the cluster as started + code + the frame. Each peak is reported as a ratio to the
-  bound (target for Depot's shuffle: at most 1.15x). Also the bytes the workers wrote to TCP sockets and
+  bound (target for Depot's shuffle: at most 1.15x), and as the cluster after the warm-up plus what the
+  shuffle added in the store's pages (*store growth*: the slices, for Depot's shuffle) and in private memory
+  (*private growth*: the partitions the workers hold, the pandas copies). Also the bytes the workers wrote to TCP sockets and
   passed by id during the shuffle, and the bytes they wrote to disk (P2P keeps its shards in files, whose
   page cache no PSS counts).
 
@@ -300,36 +302,41 @@ def _shuffled_sum(client, ddf, method):
 def warm_up(client, pids, method):
     """Shuffles a 1 MiB frame with ``method``, so that the workers hold what every shuffle loads (pandas,
     Dask's DataFrame code, the shuffle's modules, their allocators' first arenas) before the bound is taken.
-    Returns (the processes' summed PSS as started, after the warm-up)."""
+    Returns the processes' summed PSS as started, and (summed PSS, its shared-memory part) after the warm-up."""
     import depot.dask.dataframe  # noqa: F401  (adds the "depot" shuffle method)
     started = summed_pss(pids)
     _shuffled_sum(client, frame(WARM_UP_BYTES)[0], method)
     client.run(gc.collect)
     time.sleep(1)  # the workers release the warm-up's keys
-    return started, summed_pss(pids)
+    return started, summed_parts(pids)
 
 
 def dataframe_shuffle(client, nbytes, pids, method, store_file=None, cluster=None):
     """One shuffle of a DataFrame of about ``nbytes`` with ``method``: a dict of its wall seconds, the summed
     PSS of ``pids`` (and their descendants) before it and at its peak (with the peak's parts: the store's
     pages, the private rest), the frame's bytes, the lower bound of one pass's peak (the frame's bytes plus the
-    processes' PSS before the cluster's first shuffle and after its warm-up; ``cluster``: (PSS as started,
-    after the warm-up), by default the PSS before this one for both), the bytes the workers sent over TCP, by
+    processes' PSS before the cluster's first shuffle and after its warm-up; ``cluster``: ``warm_up``'s result,
+    by default the PSS before this one), what the shuffle added at its peak to the cluster after the warm-up, in
+    the store's pages and in private memory, the bytes the workers sent over TCP, by
     id and to disk, and the bytes of RAM the Depot store file holds afterwards (the daemon reserves the store's
     whole capacity when it creates it: those pages are RAM whether or not a process maps them, so no PSS counts
     the ones none has touched)."""
     import depot.dask.dataframe  # noqa: F401  (adds the "depot" shuffle method)
     ddf, data_bytes = frame(nbytes)
-    before = summed_pss(pids)
+    before_parts = summed_parts(pids)
+    before = before_parts[0]
     with Traffic(client) as traffic, PssSampler(pids) as sampler:
         start = time.perf_counter()
         total = _shuffled_sum(client, ddf, method)
         seconds = time.perf_counter() - start
     assert np.isfinite(total)
-    started, warm = (before, before) if cluster is None else cluster
+    started, (warm, warm_shared) = (before, before_parts) if cluster is None else cluster
     bound = warm + data_bytes
     return {"seconds": seconds, "peak_pss_bytes": sampler.peak, "peak_store_pss_bytes": sampler.peak_shared,
-            "peak_private_pss_bytes": sampler.peak - sampler.peak_shared, "before_pss_bytes": before,
+            "peak_private_pss_bytes": sampler.peak - sampler.peak_shared,
+            "store_growth_bytes": sampler.peak_shared - warm_shared,
+            "private_growth_bytes": sampler.peak - sampler.peak_shared - (warm - warm_shared),
+            "before_pss_bytes": before,
             "cluster_pss_bytes": warm, "started_pss_bytes": started, "code_bytes": warm - started,
             "data_bytes": data_bytes, "bound_bytes": bound,
             "peak_over_bound": sampler.peak / bound,
@@ -435,11 +442,12 @@ def _human(r):
     if "value" in f:
         return "%-44s depot %12.6g  baseline %12.6g %-8s  ratio %8.2fx" % (
             r["case"], f["value"], b["value"], f["unit"], r["ratio"])
-    return ("%-44s %6.1f s (baseline %6.1f s, %.2fx)  peak PSS %5.2f GB (store %.2f + private %.2f) = %.2fx the"
-            " bound %5.2f GB (cluster %.2f + code %.2f + frame %.2f) (baseline %5.2f GB = %.2fx)  TCP %.2f GB, by id"
-            " %.2f GB, disk %.2f GB" % (
+    return ("%-44s %6.1f s (baseline %6.1f s, %.2fx)  peak PSS %5.2f GB (store %.2f + private %.2f) = cluster and"
+            " code %.2f + store growth %.2f + private growth %.2f = %.2fx the bound %5.2f GB (cluster %.2f + code %.2f + frame"
+            " %.2f) (baseline %5.2f GB = %.2fx)  TCP %.2f GB, by id %.2f GB, disk %.2f GB" % (
                 r["case"], f["seconds"], b["seconds"], r["ratio"], f["peak_pss_bytes"] / 1e9,
-                f["peak_store_pss_bytes"] / 1e9, f["peak_private_pss_bytes"] / 1e9, f["peak_over_bound"],
+                f["peak_store_pss_bytes"] / 1e9, f["peak_private_pss_bytes"] / 1e9, f["cluster_pss_bytes"] / 1e9,
+                f["store_growth_bytes"] / 1e9, f["private_growth_bytes"] / 1e9, f["peak_over_bound"],
                 f["bound_bytes"] / 1e9, f["started_pss_bytes"] / 1e9, f["code_bytes"] / 1e9, f["data_bytes"] / 1e9,
                 b["peak_pss_bytes"] / 1e9, b["peak_over_bound"], f["tcp_bytes"] / 1e9,
                 f["by_id_bytes"] / 1e9, f["disk_bytes"] / 1e9))
