@@ -60,6 +60,8 @@ def install(choose, directory):
             return dsk
 
         def _simplify_down(self):
+            if not _fusable(self.frame):
+                return None
             fused = _fused(self.frame.simplify())
             return None if fused is None else type(self)(fused, *self.operands[1:])
 
@@ -76,10 +78,13 @@ def install(choose, directory):
         return DepotShuffle(frame, self.partitioning_index, self.npartitions_out, self.ignore_index, self.options,
                             self.original_partitioning_index)
 
+    def _fusable(frame):
+        return isinstance(frame, Blockwise) and not isinstance(frame, Fused)
+
     def _fused(frame):
         """``frame`` as one fused blockwise task per partition, or None: it is one already, or it depends on
         some expression outside its blockwise steps."""
-        if not isinstance(frame, Blockwise) or isinstance(frame, Fused):
+        if not _fusable(frame):
             return None
         fused = optimize_blockwise_fusion(frame)
         if not isinstance(fused, Fused) or fused.dependencies():
