@@ -7,6 +7,16 @@ the only place that depends on it, wraps ``Shuffle._lower``: for the method "dep
 ``_lower`` unchanged. ``set_index``, ``sort_values``, ``shuffle``, and merges and groupbys that shuffle all
 lower through it. ``install`` returns False, and Dask's shuffles stay as they are, when the classes are not
 there as this was written for.
+
+The distributed client optimises a graph without Dask's blockwise fusion (its ``optimize()`` stops before the
+"fused" stage), so every blockwise step before a shuffle (making or reading a partition, converting its
+strings, the ``_partitions`` column, a projection) would be a task of its own, and on a depot.dask.distributed
+worker each of their results would be copied into the store before the next step reads it. So the input of a
+``DepotShuffle`` is fused (Dask's own ``optimize_blockwise_fusion``, applied to the input alone) when the
+shuffle is lowered, and again when it is simplified after lowering, which pushes the projections above the
+shuffle into its input: one task per input partition, whose result is the map's input. Only an input made of
+blockwise steps alone (from reading or making the data) is fused: a fused group's internal tasks name their
+outside dependencies, which a later simplification could rename.
 """
 
 from dask import config
@@ -19,6 +29,7 @@ def install(choose, directory):
     the store of tasks that do not run in a Depot worker. True when installed."""
     try:
         from dask.dataframe.dask_expr._repartition import Repartition
+        from dask.dataframe.dask_expr._expr import Blockwise, Fused, optimize_blockwise_fusion
         from dask.dataframe.dask_expr._shuffle import Shuffle, SimpleShuffle
     except ImportError:
         return False
@@ -48,14 +59,37 @@ def install(choose, directory):
                 dsk[(self._name, i)] = (reduce_partition, spec, p) + maps
             return dsk
 
+        def _simplify_down(self):
+            if not _fusable(self.frame):
+                return None
+            fused = _fused(self.frame.simplify())
+            return None if fused is None else type(self)(fused, *self.operands[1:])
+
     def _lower(self):
         if choose(self.method, config.get("dataframe.shuffle.method", None)) != "depot":
             return original(self)
         frame = self.frame
         if self.npartitions_out < frame.npartitions:
             frame = Repartition(frame, new_partitions=self.npartitions_out)
+        frame = frame.lower_completely()
+        fused = _fused(frame)
+        if fused is not None:
+            frame = fused
         return DepotShuffle(frame, self.partitioning_index, self.npartitions_out, self.ignore_index, self.options,
                             self.original_partitioning_index)
+
+    def _fusable(frame):
+        return isinstance(frame, Blockwise) and not isinstance(frame, Fused)
+
+    def _fused(frame):
+        """``frame`` as one fused blockwise task per partition, or None: it is one already, or it depends on
+        some expression outside its blockwise steps."""
+        if not _fusable(frame):
+            return None
+        fused = optimize_blockwise_fusion(frame)
+        if not isinstance(fused, Fused) or fused.dependencies():
+            return None
+        return fused
 
     _lower._depot = True
     _lower.__wrapped__ = original

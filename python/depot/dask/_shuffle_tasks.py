@@ -124,12 +124,18 @@ def partition_ids(df, columns, npartitions):
 # ---- the raw codec: fixed-width NumPy columns, each 64-byte aligned ---------------------------------------
 #
 # A RangeIndex (what reading files, from_map and from_pandas give every partition) is not stored as its int64
-# values but as each row's position in the input partition, 32 bits wide when the partition has fewer than
-# 2**31 rows (schema entry RANGE + the positions' dtype): a third less to write into and read from shared
-# memory for a frame of two 8-byte columns. The reducer turns them back into the values, start + step *
-# position, the int64 index Dask's task shuffle gives (a RangeIndex taken row by row is an Int64Index).
+# values but as each row's position in the input partition: 16 bits wide as the gap from the slice's previous
+# row (the first row's from -1) when every gap of the map fits (schema entry RANGE + "<u2"; the rows of a
+# slice are in input order, so the gaps are positive and, with P partitions, about P on average), else the
+# positions themselves, 32 bits wide when the partition has fewer than 2**31 rows (RANGE + "<i4"). The
+# reducer turns them back into the values, start + step * position, the int64 index Dask's task shuffle
+# gives (a RangeIndex taken row by row is an Int64Index).
 
 RANGE = "range"
+# The ``_partitions`` column (Dask's output partition of each row, when a shuffle assigns them with a column) holds
+# one value per slice, the slice's partition: it is not stored (schema entry PART + its dtype) and the reducer
+# fills it in.
+PART = "part"
 
 
 def _raw_schema(df, ignore_index):
@@ -153,11 +159,48 @@ def _raw_schema(df, ignore_index):
     return tuple(dtypes)
 
 
+#: the dtype of a RangeIndex stored as the gaps between the positions of a slice's rows
+GAPS = np.dtype("<u2")
+
+
+def _position_gaps(order, starts):
+    """The gap of each row of ``order`` (row positions, sorted within each partition's run ``starts[p]:
+    starts[p + 1]``) from the previous row of its run, the first one's from -1; None when one does not fit
+    in 16 bits."""
+    if len(order) == 0:
+        return np.empty(0, GAPS)
+    gaps = np.empty(len(order), np.int64)
+    gaps[0] = order[0] + 1
+    np.subtract(order[1:], order[:-1], out=gaps[1:])
+    firsts = starts[:-1][starts[:-1] < starts[1:]]  # the first row of every non-empty run
+    gaps[firsts] = order[firsts] + 1
+    if gaps.max() > np.iinfo(GAPS).max:
+        return None
+    return gaps.astype(GAPS)
+
+
+def _with_constant_partitions(df, schema, ids, columns, ignore_index):
+    """``schema`` with the ``_partitions`` column marked PART when it holds each row's partition ``ids``
+    (so every slice holds one value of it), else ``schema`` unchanged."""
+    if schema is None or list(columns) != ["_partitions"]:
+        return schema
+    j = list(df.columns).index("_partitions") + (0 if ignore_index else 1)
+    values = df["_partitions"].to_numpy()
+    if schema[j].startswith(PART) or np.dtype(schema[j]).kind not in "iu" or not np.array_equal(values, ids):
+        return schema
+    return schema[:j] + (PART + schema[j],) + schema[j + 1:]
+
+
 def _stored_dtype(s):
+    """The dtype of the array stored for schema entry ``s``; None when nothing is stored (PART)."""
+    if s.startswith(PART):
+        return None
     return np.dtype(s[len(RANGE):] if s.startswith(RANGE) else s)
 
 
 def _output_dtype(s):
+    if s.startswith(PART):
+        return np.dtype(s[len(PART):])
     return np.dtype(np.int64) if s.startswith(RANGE) else np.dtype(s)
 
 
@@ -168,12 +211,21 @@ def _index_range(df, schema):
     return None
 
 
-def _decode(out, stored, index_range):
-    """``out[:] = stored``, and the RangeIndex values of positions ``stored`` when ``index_range`` is given."""
+def _decode(out, stored, index_range, partition):
+    """``out[:] = stored``, the RangeIndex values of positions ``stored`` (or of their gaps, when ``stored``
+    has the dtype GAPS) when ``index_range`` is given, or ``partition`` in every row when nothing is stored
+    (``stored`` None: the PART column)."""
+    if stored is None:
+        out.fill(partition)
+        return
     if index_range is None:
         out[:] = stored
         return
     start, step = index_range
+    if stored.dtype == GAPS:
+        np.cumsum(stored, dtype=out.dtype, out=out)
+        start -= step  # the gaps count from position -1
+        stored = out
     if step == 1:
         np.add(stored, start, out=out, casting="unsafe")
     else:
@@ -191,8 +243,14 @@ def _layout(schema, rows):
     for s in schema:
         dtype = _stored_dtype(s)
         out.append((at, dtype))
-        at += -(-rows * dtype.itemsize // _ALIGN) * _ALIGN
+        if dtype is not None:
+            at += -(-rows * dtype.itemsize // _ALIGN) * _ALIGN
     return out, at
+
+
+def _stored(view, offset, dtype, rows):
+    """The array a raw slice stores at ``offset``, read in place; None for a column not stored (PART)."""
+    return None if dtype is None else np.frombuffer(view.data, dtype=dtype, count=rows, offset=offset)
 
 
 def _arrays(df, ignore_index, index_range=None):
@@ -220,8 +278,13 @@ def map_partition(df, spec, map_index=-1):
     rows = counts.astype(np.int64)
     if spec.partitions is not None:
         rows[[p for p in range(n) if p not in spec.partitions]] = 0
-    schema = _raw_schema(df, spec.ignore_index)
+    schema = _with_constant_partitions(df, _raw_schema(df, spec.ignore_index), ids,
+                                       [spec.columns] if isinstance(spec.columns, str) else spec.columns or [],
+                                       spec.ignore_index)
     index_range = _index_range(df, schema)
+    gaps = _position_gaps(order, starts) if index_range is not None else None
+    if gaps is not None:
+        schema = (RANGE + GAPS.str,) + schema[1:]
     out = MapOutput(map_index, prefix, os.urandom(8), tuple(int(r) for r in rows), RAW if schema else PICKLED,
                     schema, index_range)
     written = []
@@ -233,7 +296,7 @@ def map_partition(df, spec, map_index=-1):
             oid = out.slice_id(p)
             take = order[starts[p]:starts[p + 1]]
             if schema:
-                _write_raw(client, oid, arrays, schema, take)
+                _write_raw(client, oid, arrays, schema, take, None if gaps is None else gaps[starts[p]:starts[p + 1]])
             else:
                 client.put_object(oid, df.iloc[take], **_KEEP)
             written.append(oid)
@@ -258,15 +321,17 @@ def delete_left(client, oids):
             pass  # the daemon is gone or the slice went meanwhile: nothing to free
 
 
-def _write_raw(client, oid, arrays, schema, take):
+def _write_raw(client, oid, arrays, schema, take, gaps=None):
     where, size = _layout(schema, len(take))
     w = client.create(oid, size, **_KEEP)
     try:
         data = w.data
         for (offset, dtype), array in zip(where, arrays):
+            if dtype is None:  # the PART column: the reducer fills it in
+                continue
             out = np.frombuffer(data, dtype=dtype, count=len(take), offset=offset)
-            if array is None:  # a RangeIndex: the rows' positions
-                np.copyto(out, take, casting="unsafe")
+            if array is None:  # a RangeIndex: the rows' positions, or their gaps
+                np.copyto(out, take if gaps is None else gaps, casting="unsafe")
             else:
                 # mode="clip": the indices are valid, and the default ("raise") gathers into a temporary first
                 np.take(array, take, out=out, mode="clip")
@@ -300,11 +365,13 @@ def reduce_partition(spec, partition, *outputs):
         if missing:
             raise LookupError("the Depot shuffle %s lost the slices of partition %d from maps %s (deleted, or the "
                               "partition was computed twice)" % (spec.token, partition, missing))
-        schemas = {o.schema for o, _ in parts}
-        if len(schemas) == 1 and parts[0][0].kind == RAW:
-            result = _concat_raw(spec, parts, views, client, prefix)
+        # raw slices whose arrays come out with the same dtypes (the way each map stored them may differ: a
+        # RangeIndex as gaps or as positions) are concatenated straight into the partition's arrays
+        outputs_of = {None if o.kind != RAW else tuple(_output_dtype(s) for s in o.schema) for o, _ in parts}
+        if len(outputs_of) == 1 and None not in outputs_of:
+            result = _concat_raw(spec, partition, parts, views, client, prefix)
         else:
-            result = _concat_frames(spec, parts, views, client)
+            result = _concat_frames(spec, partition, parts, views, client)
     finally:
         for v in views:
             if v is not None:
@@ -329,18 +396,18 @@ def _frame_of(spec, arrays, total):
     return frame
 
 
-def _concat_raw(spec, parts, views, client, prefix):
+def _concat_raw(spec, partition, parts, views, client, prefix):
     schema = parts[0][0].schema
     total = sum(r for _, r in parts)
-    layouts = [_layout(schema, r)[0] for _, r in parts]
+    layouts = [_layout(o.schema, r)[0] for o, r in parts]
 
     def fill(j, out):
         at = 0
         decode = j == 0 and not spec.ignore_index
         for (o, rows), where, view in zip(parts, layouts, views):
             offset, dtype = where[j]
-            _decode(out[at:at + rows], np.frombuffer(view.data, dtype=dtype, count=rows, offset=offset),
-                    o.index_range if decode else None)
+            _decode(out[at:at + rows], _stored(view, offset, dtype, rows), o.index_range if decode else None,
+                    partition)
             at += rows
 
     context = _task_context.current()
@@ -410,7 +477,7 @@ def _store_frame(client, oid, frame, fill, ignore_index):
     return True
 
 
-def _concat_frames(spec, parts, views, client):
+def _concat_frames(spec, partition, parts, views, client):
     import pandas as pd
     frames = []
     for (o, rows), view in zip(parts, views):
@@ -418,8 +485,8 @@ def _concat_frames(spec, parts, views, client):
             where, _ = _layout(o.schema, rows)
             arrays = [np.empty(rows, _output_dtype(s)) for s in o.schema]
             for j, ((off, d), out) in enumerate(zip(where, arrays)):
-                _decode(out, np.frombuffer(view.data, dtype=d, count=rows, offset=off),
-                        o.index_range if j == 0 and not spec.ignore_index else None)
+                _decode(out, _stored(view, off, d, rows), o.index_range if j == 0 and not spec.ignore_index else None,
+                        partition)
             index = pd.RangeIndex(rows) if spec.ignore_index else pd.Index(arrays.pop(0), name=spec.meta.index.name)
             f = pd.DataFrame(dict(enumerate(arrays)), index=index)
             f.columns = spec.meta.columns

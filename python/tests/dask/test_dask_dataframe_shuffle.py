@@ -207,22 +207,53 @@ def test_a_partition_is_built_in_place_in_the_store_as_put_object_would_store_it
         client.delete(oid)
 
 
+def _far_apart(rows):
+    """A frame of ``rows`` rows whose last row alone goes to another partition (of 3) than the others: its gap
+    from position -1 is ``rows``."""
+    key = np.zeros(rows, np.int64)
+    candidates = pd.DataFrame({"key": np.arange(1, 10)})
+    first = _shuffle_tasks.partition_ids(pd.DataFrame({"key": [0]}), ["key"], 3)[0]
+    key[-1] = 1 + int(np.flatnonzero(_shuffle_tasks.partition_ids(candidates, ["key"], 3) != first)[0])
+    return pd.DataFrame({"key": key, "v": np.arange(float(rows))})
+
+
 def test_a_range_index_travels_as_row_positions_and_comes_back_as_its_values(dask_daemon):
-    """Maps whose input has a RangeIndex (any start and step) store each row's position, 32 bits wide; the
-    reducer gives back the values, as Dask's task shuffle would (an int64 index), also beside a map whose
-    index is stored as it is."""
+    """Maps whose input has a RangeIndex (any start and step) store each row's position, as 16-bit gaps from
+    the slice's previous row when they all fit, else 32 bits wide; the reducer gives back the values, as Dask's
+    task shuffle would (an int64 index), also beside a map whose index is stored as it is."""
     frames = [pd.DataFrame({"key": np.arange(30) % 4, "v": np.arange(30.0)}, index=pd.RangeIndex(7, 97, 3)),
-              pd.DataFrame({"key": np.arange(10) % 4, "v": np.arange(10.0)}),
+              _far_apart(70_000),
               pd.DataFrame({"key": np.arange(5) % 4, "v": np.arange(5.0)}, index=np.arange(5) * 10 + 1)]
     spec = _shuffle_tasks.ShuffleSpec("t", ["key"], 3, None, False, frames[0].iloc[:0], dask_daemon.dir)
-    for maps in (2, 3):  # the raw concatenation (every index a RangeIndex), and the mixed one
+    for maps in (1, 2, 3):  # the raw concatenation (every index a RangeIndex), mixed widths, a plain index
         outputs = [_shuffle_tasks.map_partition(f, spec, i) for i, f in enumerate(frames[:maps])]
-        assert [o.schema[0] for o in outputs] == ["range<i4", "range<i4", "<i8"][:maps]
+        assert [o.schema[0] for o in outputs] == ["range<u2", "range<i4", "<i8"][:maps]
         assert [o.index_range for o in outputs] == [(7, 3), (0, 1), None][:maps]
         for p in range(3):
             got = _shuffle_tasks.reduce_partition(spec, p, *[copy.copy(o) for o in outputs])
             expected = pd.concat([f[_shuffle_tasks.partition_ids(f, ["key"], 3) == p] for f in frames[:maps]])
             expected.index = expected.index.astype(np.int64)
+            pd.testing.assert_frame_equal(got, expected)
+        del outputs
+    assert store_objects(dask_daemon.dir) == []
+
+
+def test_the_partitions_column_is_not_stored_and_comes_back_as_each_slices_partition(dask_daemon):
+    """A ``_partitions`` column that holds each row's output partition is one value per slice: the maps do not
+    store it and the reducer fills it in; a map whose column holds other values (out of range) stores it, and
+    the reducer mixes both."""
+    frames = [pd.DataFrame({"v": np.arange(30.0), "_partitions": (np.arange(30) % 3).astype(np.uint8)}),
+              pd.DataFrame({"v": np.arange(6.0), "_partitions": np.array([0, 1, 2, 3, 4, 5], dtype=np.int64)})]
+    spec = _shuffle_tasks.ShuffleSpec("t", "_partitions", 3, None, False, frames[0].iloc[:0], dask_daemon.dir)
+    for maps in (1, 2):  # the raw concatenation, and the mixed one
+        outputs = [_shuffle_tasks.map_partition(f, spec, i) for i, f in enumerate(frames[:maps])]
+        assert [o.schema[2] for o in outputs] == ["part|u1", "<i8"][:maps]
+        for p in range(3):
+            got = _shuffle_tasks.reduce_partition(spec, p, *[copy.copy(o) for o in outputs])
+            expected = pd.concat([f[f["_partitions"].to_numpy() % 3 == p] for f in frames[:maps]])
+            expected.index = expected.index.astype(np.int64)
+            if maps == 2:
+                expected["_partitions"] = expected["_partitions"].astype(np.int64)
             pd.testing.assert_frame_equal(got, expected)
         del outputs
     assert store_objects(dask_daemon.dir) == []

@@ -205,6 +205,46 @@ def test_a_value_kept_private_stays_in_worker_memory_until_a_peer_of_the_store_a
     _wait_empty(c.depot_dir)
 
 
+def test_a_result_made_only_from_private_values_stays_private_and_small_ones_stay_inline(cluster):
+    from depot.dask.distributed.data import DepotData, DepotRef, sending_by_id
+    c, _ = cluster
+    with depot.connect(c.depot_dir) as client:
+        data = DepotData(client, inline_bytes=1024)
+        frame = pd.DataFrame({"v": np.arange(10000.0), "w": np.arange(10000.0)})
+        data.keep_private(frame)
+        data["partition"] = frame
+        data["other"] = pd.DataFrame({"v": np.arange(10000.0)})  # stored in Depot
+        assert data.derive_private("column", ["partition"])
+        assert not data.derive_private("mixed", ["partition", "other"])
+        assert not data.derive_private("no-inputs", [])
+        data["column"] = frame["v"]  # a view of the private partition
+        data["mixed"] = frame["v"] + data["other"]["v"]
+        assert data.derive_private("sum", ["column"])
+        data["sum"] = float(frame["v"].sum())  # below inline_bytes: inline, as any small value
+        assert not data.is_shared("column") and data.is_shared("mixed") and not data.is_shared("sum")
+        assert data.counters["derived_private"] == 1
+        with sending_by_id():  # a peer of the same store asks: stored now, sent as an id
+            ref = data["column"]
+            assert data["sum"] == frame["v"].sum()
+        assert isinstance(ref, DepotRef) and data.is_shared("column") and data.counters["published"] == 1
+        data.clear()
+    _wait_empty(c.depot_dir)
+
+
+def test_the_column_a_task_selects_after_a_shuffle_stays_in_its_workers_memory(cluster):
+    c, client = cluster
+    ddf = _frame(n=200_000)  # columns of 400 kB a partition: above the 64 KiB a worker keeps inline
+    result = ddf.shuffle("key", npartitions=4)["value"]
+    before = _total(client, "derived_private")
+    got = client.compute(result).result()
+    expected = ddf.shuffle("key", npartitions=4, **TASKS)["value"].compute(scheduler="sync")
+    pd.testing.assert_series_equal(got.sort_index(), expected.sort_index(), check_index_type=False)
+    # every selected column is a view of a partition kept private: none of them was copied into the store
+    assert _total(client, "derived_private") > before
+    del got
+    _wait_empty(c.depot_dir)
+
+
 def test_a_map_output_copy_the_memory_manager_drops_leaves_the_slices_to_the_reducers(cluster):
     """A map's output held by two workers (its own, and the one whose reducer fetched it): when Dask's Active
     Memory Manager drops the map worker's copy, the slices stay for the reducers still to run."""

@@ -17,7 +17,9 @@ A value handed to ``keep_private`` before the worker stores it (a DataFrame shuf
 task after it on this worker usually reads) stays in process memory like a small one, and goes into Depot
 only when a peer of the same store first asks for it: then it is copied once into shared memory and the peer
 gets its id, as for any other shared value. So a partition that never leaves its worker costs no shared
-pages, and one that does still crosses by id.
+pages, and one that does still crosses by id. A result the worker computed from private values only
+(``derive_private``: the column the task after a shuffle selects, which shares the partition's buffers) is kept
+private the same way, instead of being copied into the store.
 
 Lifetimes: the worker that wrote an object deletes it when Dask removes the key from its mapping (the delete
 is deferred by Depot while other workers still pin it, and they keep reading it); a worker that only reads
@@ -163,8 +165,9 @@ class DepotData(MutableMapping):
     counters : dict, optional
         Where transfer counts are added up (``sent_by_id``, ``sent_by_id_bytes``, ``sent_plain`` (to a peer
         of the same store), ``received_by_id``, ``received_by_id_bytes``, ``stored``, ``stored_bytes``,
-        ``store_full``, ``kept_private`` (values stored private by ``keep_private``), ``published``
-        (of those, the ones a peer asked for, then stored)).
+        ``store_full``, ``kept_private`` (values stored private by ``keep_private``), ``derived_private``
+        (results made from private values only, kept private too: ``derive_private``), ``published`` (of
+        the private values, the ones a peer asked for, then stored)).
     """
 
     def __init__(self, client, inline_bytes=DEFAULT_INLINE_BYTES, counters=None):
@@ -177,6 +180,8 @@ class DepotData(MutableMapping):
         self._on_demand = set()
         #: id(value) -> weak reference, for values that ``keep_private`` was told about and not stored yet
         self._private_next = {}
+        #: keys whose next value is kept private because the task computing it reads private values only
+        self._private_keys = set()
         #: called with (key, slice ids) when a DataFrame shuffle map's output leaves this mapping (the worker
         #: deletes the slices no reducer read once no worker holds the key); None: left alone
         self.on_slices_dropped = None
@@ -204,6 +209,19 @@ class DepotData(MutableMapping):
         with self._lock:
             self._private_next[id(value)] = ref
 
+    def derive_private(self, key, dependencies):
+        """Keeps the value next stored under ``key`` private (as ``keep_private``) when its task reads only
+        private values: ``dependencies``, the keys it reads, are all private here. Such a result is usually a
+        view of them (a column of a shuffle's partition): copying it into the store would cost shared pages
+        and a copy, for a value that, like its inputs, is mostly read on this worker. Values smaller than
+        ``inline_bytes`` stay inline as always. True when it will be kept private."""
+        with self._lock:
+            if not dependencies or not all(k in self._on_demand for k in dependencies):
+                self._private_keys.discard(key)
+                return False
+            self._private_keys.add(key)
+            return True
+
     def _is_kept_private(self, value):
         ref = self._private_next.pop(id(value), None)
         if len(self._private_next) > 64:  # values that were never stored (their task failed): forget the dead
@@ -223,8 +241,16 @@ class DepotData(MutableMapping):
                 self._inline[key] = value
                 self._on_demand.add(key)
                 self._count("kept_private")
+                self._private_keys.discard(key)
                 return
             nbytes = sizeof(value)
+            if self._private_keys and key in self._private_keys:
+                self._private_keys.discard(key)
+                if nbytes >= self.inline_bytes:
+                    self._inline[key] = value
+                    self._on_demand.add(key)
+                    self._count("derived_private")
+                    return
             if nbytes >= self.inline_bytes and self._store(key, value, nbytes):
                 return
             self._inline[key] = value
@@ -300,6 +326,7 @@ class DepotData(MutableMapping):
 
     def __delitem__(self, key):
         with self._lock:
+            self._private_keys.discard(key)
             shared = self._shared.pop(key, None)
             if shared is None:
                 value = self._inline.pop(key)

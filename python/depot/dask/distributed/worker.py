@@ -66,7 +66,7 @@ class Worker(distributed.Worker):
         self.depot_counters = {"sent_by_id": 0, "sent_by_id_bytes": 0, "sent_plain": 0, "sent_remote": 0,
                                "received_by_id": 0,
                                "received_by_id_bytes": 0, "stored": 0, "stored_bytes": 0, "swept": 0,
-                               "kept_private": 0, "published": 0}
+                               "kept_private": 0, "derived_private": 0, "published": 0}
         self.depot_client = None
         self.depot_store = None
         try:
@@ -146,8 +146,17 @@ class Worker(distributed.Worker):
         context = self.depot_task_context()
         if context is None:
             return await super().execute(key, stimulus_id=stimulus_id)
+        self._derive_private(key)
         with running(context):
             return await super().execute(key, stimulus_id=stimulus_id)
+
+    def _derive_private(self, key):
+        """A task that reads only values this worker keeps private (a shuffle's partitions) stores its result
+        private too (``DepotData.derive_private``)."""
+        data = self.data
+        ts = self.state.tasks.get(key) if isinstance(data, DepotData) else None
+        if ts is not None and ts.dependencies:
+            data.derive_private(key, [dep.key for dep in ts.dependencies])
 
     async def get_data(self, comm, keys=(), **rest):
         # ``rest``: the request's other keywords, which differ between releases (_compat, difference 2)

@@ -16,11 +16,18 @@ Cases (2 worker processes of 1 thread each in every cluster):
 
   For each: the wall time and the peak of the summed PSS (proportional set size) of every process of the
   cluster (this process, which runs the scheduler and the client, the nannies, the workers) and of the Depot
-  daemon, sampled every 100 ms with psutil. The *bound* is what one pass cannot go below: every row of the
-  frame live once (its bytes in pandas), plus the summed PSS of the same processes measured before the
-  cluster's first shuffle; each peak is reported as a ratio to it (target for Depot's shuffle: at most
-  1.15x). Also the bytes the workers wrote to TCP sockets and passed by id during the shuffle, and the bytes
-  they wrote to disk (P2P keeps its shards in files, whose page cache no PSS counts).
+  daemon, sampled every 100 ms (``/proc/PID/smaps_rollup``), and at the peak its two parts: the store's pages
+  (shared memory, ``Pss_Shmem``) and the rest (the processes' private memory). The *bound* is what one pass
+  cannot go below: every row of the frame live once (its bytes in pandas), plus the summed PSS of the same
+  processes before the cluster's first shuffle, once a warm-up shuffle of a 1 MiB frame with the same method
+  has loaded what every shuffle needs into the workers (pandas, Dask's DataFrame code, the shuffle's own
+  modules, their allocators' first arenas). That warm-up's growth is reported as a part of the bound
+  (*code*), so the bound is the cluster as started + code + the frame. Each peak is reported as a ratio to the
+  bound (target for Depot's shuffle: at most 1.15x), and as the cluster after the warm-up plus what the
+  shuffle added in the store's pages (*store growth*: the slices, for Depot's shuffle) and in private memory
+  (*private growth*: the partitions the workers hold, the pandas copies). Also the bytes the workers wrote to TCP sockets and
+  passed by id during the shuffle, and the bytes they wrote to disk (P2P keeps its shards in files, whose
+  page cache no PSS counts).
 
 The shuffle runs ``--shuffle-runs`` times (default 2; 1 with ``--quick``) in each cluster, one after the other:
 the first in a fresh cluster, the second in one that has run the same job before, as a long-running cluster
@@ -94,33 +101,46 @@ def process_tree(roots):
     return out
 
 
-def pss_bytes(process):
-    """The proportional set size of ``process`` (shared pages divided among the processes mapping them), or 0
-    for a process that is gone."""
+def pss_parts(process):
+    """(PSS, its shared-memory part ``Pss_Shmem``) of ``process`` in bytes (shared pages divided among the
+    processes mapping them), or (0, 0) for a process that is gone."""
     try:
-        return process.memory_full_info().pss
-    except psutil.Error:
-        return 0
+        with open("/proc/%d/smaps_rollup" % process.pid) as f:
+            fields = dict(line.split()[:2] for line in f if line.startswith(("Pss:", "Pss_Shmem:")))
+        return int(fields["Pss:"]) * 1024, int(fields.get("Pss_Shmem:", 0)) * 1024
+    except (OSError, KeyError, ValueError):  # gone meanwhile, or a kernel without smaps_rollup
+        try:
+            return process.memory_full_info().pss, 0
+        except psutil.Error:
+            return 0, 0
+
+
+def summed_parts(roots):
+    """(summed PSS, its shared-memory part) of ``roots`` and their descendants."""
+    parts = [pss_parts(p) for p in process_tree(roots).values()]
+    return sum(p for p, _ in parts), sum(s for _, s in parts)
 
 
 def summed_pss(roots):
-    return sum(pss_bytes(p) for p in process_tree(roots).values())
+    return summed_parts(roots)[0]
 
 
 class PssSampler:
     """Samples, every ``interval`` seconds, the summed PSS of a set of processes and of their descendants and
-    keeps the peak."""
+    keeps the peak, with its shared-memory part (``peak_shared``)."""
 
     def __init__(self, pids, interval=0.1):
         self.roots = list(pids)
         self.interval = interval
         self.peak = 0
+        self.peak_shared = 0
         self._stop = threading.Event()
         self._thread = None
 
     def sample(self):
-        total = summed_pss(self.roots)
-        self.peak = max(self.peak, total)
+        total, shared = summed_parts(self.roots)
+        if total > self.peak:
+            self.peak, self.peak_shared = total, shared
         return total
 
     def _run(self):
@@ -128,7 +148,7 @@ class PssSampler:
             self.sample()
 
     def __enter__(self):
-        self.peak = 0
+        self.peak = self.peak_shared = 0
         self.sample()
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -270,27 +290,55 @@ def _allocated_bytes(path):
         return 0
 
 
-def dataframe_shuffle(client, nbytes, pids, method, store_file=None, cluster_pss=None):
+#: the frame of the warm-up shuffle that loads a shuffle's code into the workers before the bound is measured
+WARM_UP_BYTES = 1 * MIB
+
+
+def _shuffled_sum(client, ddf, method):
+    out = ddf.shuffle("key", **{_method_keyword(): method})
+    return client.compute(out.value.sum()).result()
+
+
+def warm_up(client, pids, method):
+    """Shuffles a 1 MiB frame with ``method``, so that the workers hold what every shuffle loads (pandas,
+    Dask's DataFrame code, the shuffle's modules, their allocators' first arenas) before the bound is taken.
+    Returns the processes' summed PSS as started, and (summed PSS, its shared-memory part) after the warm-up."""
+    import depot.dask.dataframe  # noqa: F401  (adds the "depot" shuffle method)
+    started = summed_pss(pids)
+    _shuffled_sum(client, frame(WARM_UP_BYTES)[0], method)
+    client.run(gc.collect)
+    time.sleep(1)  # the workers release the warm-up's keys
+    return started, summed_parts(pids)
+
+
+def dataframe_shuffle(client, nbytes, pids, method, store_file=None, cluster=None):
     """One shuffle of a DataFrame of about ``nbytes`` with ``method``: a dict of its wall seconds, the summed
-    PSS of ``pids`` (and their descendants) before it and at its peak, the frame's bytes, the lower bound of
-    one pass's peak (the frame's bytes plus ``cluster_pss``, the processes' PSS before the cluster's first
-    shuffle; by default the PSS before this one), the bytes the workers sent over TCP, by id and to disk, and
-    the bytes of RAM the Depot store file holds afterwards (the daemon reserves the store's whole capacity
-    when it creates it: those pages are RAM whether or not a process maps them, so no PSS counts the ones none
-    has touched)."""
+    PSS of ``pids`` (and their descendants) before it and at its peak (with the peak's parts: the store's
+    pages, the private rest), the frame's bytes, the lower bound of one pass's peak (the frame's bytes plus the
+    processes' PSS before the cluster's first shuffle and after its warm-up; ``cluster``: ``warm_up``'s result,
+    by default the PSS before this one), what the shuffle added at its peak to the cluster after the warm-up, in
+    the store's pages and in private memory, the bytes the workers sent over TCP, by
+    id and to disk, and the bytes of RAM the Depot store file holds afterwards (the daemon reserves the store's
+    whole capacity when it creates it: those pages are RAM whether or not a process maps them, so no PSS counts
+    the ones none has touched)."""
     import depot.dask.dataframe  # noqa: F401  (adds the "depot" shuffle method)
     ddf, data_bytes = frame(nbytes)
-    before = summed_pss(pids)
+    before_parts = summed_parts(pids)
+    before = before_parts[0]
     with Traffic(client) as traffic, PssSampler(pids) as sampler:
         start = time.perf_counter()
-        out = ddf.shuffle("key", **{_method_keyword(): method})
-        total = client.compute(out.value.sum()).result()
+        total = _shuffled_sum(client, ddf, method)
         seconds = time.perf_counter() - start
     assert np.isfinite(total)
-    cluster_pss = before if cluster_pss is None else cluster_pss
-    bound = cluster_pss + data_bytes
-    return {"seconds": seconds, "peak_pss_bytes": sampler.peak, "before_pss_bytes": before,
-            "cluster_pss_bytes": cluster_pss, "data_bytes": data_bytes, "bound_bytes": bound,
+    started, (warm, warm_shared) = (before, before_parts) if cluster is None else cluster
+    bound = warm + data_bytes
+    return {"seconds": seconds, "peak_pss_bytes": sampler.peak, "peak_store_pss_bytes": sampler.peak_shared,
+            "peak_private_pss_bytes": sampler.peak - sampler.peak_shared,
+            "store_growth_bytes": sampler.peak_shared - warm_shared,
+            "private_growth_bytes": sampler.peak - sampler.peak_shared - (warm - warm_shared),
+            "before_pss_bytes": before,
+            "cluster_pss_bytes": warm, "started_pss_bytes": started, "code_bytes": warm - started,
+            "data_bytes": data_bytes, "bound_bytes": bound,
             "peak_over_bound": sampler.peak / bound,
             "tcp_bytes": traffic.tcp_bytes, "by_id_bytes": traffic.by_id_bytes, "disk_bytes": traffic.disk_bytes,
             "store_allocated_bytes": _allocated_bytes(store_file)}
@@ -346,16 +394,16 @@ def run(quick, store_dir, frame_mib=None, shuffle_only=False, shuffle_runs=None)
                         small_results(client, results_count)
             depot_dir = getattr(cluster, "depot_dir", None)
             store_file = os.path.join(depot_dir, "store.depot") if depot_dir else None
+            pids = _pids(cluster, client)
+            # the bound of every run counts the cluster's processes as they were before its first shuffle (after
+            # the warm-up): what a run leaves mapped or allocated (store pages, heaps not returned) is its own cost
+            started = warm_up(client, pids, method)
             for run_number in range(1, shuffle_runs + 1):
                 if run_number > 1:  # what the previous run left is released before the next one starts
                     client.run(gc.collect)
                     time.sleep(1)
-                # the bound of every run counts the cluster's processes as they were before its first shuffle:
-                # what a run leaves mapped or allocated (store pages, heaps not returned) is the run's own cost
-                first = shuffles.get(1, {}).get(label)
                 shuffles.setdefault(run_number, {})[label] = dataframe_shuffle(
-                    client, frame_bytes, _pids(cluster, client), method, store_file,
-                    None if first is None else first["cluster_pss_bytes"])
+                    client, frame_bytes, pids, method, store_file, started)
     rows = []
     for (case, unit, target), figures in transfers.items():
         value, base = figures["depot"], figures["plain"]
@@ -394,10 +442,14 @@ def _human(r):
     if "value" in f:
         return "%-44s depot %12.6g  baseline %12.6g %-8s  ratio %8.2fx" % (
             r["case"], f["value"], b["value"], f["unit"], r["ratio"])
-    return ("%-44s %6.1f s (baseline %6.1f s, %.2fx)  peak PSS %5.2f GB = %.2fx the bound %5.2f GB"
-            " (baseline %5.2f GB = %.2fx)  TCP %.2f GB, by id %.2f GB, disk %.2f GB" % (
-                r["case"], f["seconds"], b["seconds"], r["ratio"], f["peak_pss_bytes"] / 1e9, f["peak_over_bound"],
-                f["bound_bytes"] / 1e9, b["peak_pss_bytes"] / 1e9, b["peak_over_bound"], f["tcp_bytes"] / 1e9,
+    return ("%-44s %6.1f s (baseline %6.1f s, %.2fx)  peak PSS %5.2f GB (store %.2f + private %.2f) = cluster and"
+            " code %.2f + store growth %.2f + private growth %.2f = %.2fx the bound %5.2f GB (cluster %.2f + code %.2f + frame"
+            " %.2f) (baseline %5.2f GB = %.2fx)  TCP %.2f GB, by id %.2f GB, disk %.2f GB" % (
+                r["case"], f["seconds"], b["seconds"], r["ratio"], f["peak_pss_bytes"] / 1e9,
+                f["peak_store_pss_bytes"] / 1e9, f["peak_private_pss_bytes"] / 1e9, f["cluster_pss_bytes"] / 1e9,
+                f["store_growth_bytes"] / 1e9, f["private_growth_bytes"] / 1e9, f["peak_over_bound"],
+                f["bound_bytes"] / 1e9, f["started_pss_bytes"] / 1e9, f["code_bytes"] / 1e9, f["data_bytes"] / 1e9,
+                b["peak_pss_bytes"] / 1e9, b["peak_over_bound"], f["tcp_bytes"] / 1e9,
                 f["by_id_bytes"] / 1e9, f["disk_bytes"] / 1e9))
 
 
