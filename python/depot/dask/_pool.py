@@ -1,16 +1,13 @@
-"""The scheduler's pool of worker processes, an executor for ``get_async``: it queues the batches submitted, sends
-each to a worker when placement chooses one (``_placement``), with its continuations (``_continuations``), takes a
-waiting batch back for an idle worker, and completes each batch's ``concurrent.futures.Future`` with its worker's
-answer (``_transport``). One thread per worker receives that worker's answers and notices its death; a worker that
-dies is replaced, and its batches fail naming their tasks.
+"""The scheduler's pool of worker processes, an executor for ``get_async``: it queues the batches submitted, has
+them sent where placement chooses (``_dispatch``), and completes each batch's ``concurrent.futures.Future`` with
+its worker's answer (``_transport``). One thread per worker receives that worker's answers and notices its death; a
+worker that dies is replaced, and its batches fail naming their tasks.
 
-Its parts: ``_processes`` (the worker processes, their pipes and pidfds), ``_compute`` (a compute and
-its batches), ``_held`` (results held in the workers' memory), ``_cleanup`` (releases and deletes off the
-scheduling loop).
+Its parts: ``_processes`` (the worker processes, their pipes and pidfds), ``_dispatch`` (the queue of batches and
+their sending), ``_compute`` (a compute and its batches), ``_held`` (results held in the workers' memory),
+``_cleanup`` (releases and deletes off the scheduling loop).
 """
 
-import collections
-import concurrent.futures
 import itertools
 import os
 import select
@@ -18,14 +15,15 @@ import signal
 import threading
 import time
 
-from . import _continuations, _placement, _transport, _worker
+from . import _continuations, _transport, _worker
 from ._cleanup import Discarder
 from ._compute import PREFIX_LENGTH, TOKEN_LENGTH, Batch, Compute, fetch_held, held_by, held_inputs
 from ._functions import dumps_task
+from ._dispatch import Dispatcher
 from ._held import HeldResults
 from ._processes import STOP_TIMEOUT, WorkerDiedError, Workers, WorkerStartError, WorkerTaskError
 from ._refs import Stored
-from ._transport import Drop, DropPrefix, Failed, Publish, Ready, RunBatch, Stop, Unqueue, Unqueued, Unreadable
+from ._transport import Drop, DropPrefix, Failed, Ready, Stop, Unqueued, Unreadable
 
 __all__ = ["Pool", "WorkerDiedError", "WorkerTaskError", "WorkerStartError", "fetch_held", "PREFIX_LENGTH"]
 
@@ -39,21 +37,17 @@ class Pool:
         self.size, self.depth = size, depth
         self.directory, self.inline_bytes, self.client = directory, inline_bytes, client
         self.token = os.urandom(TOKEN_LENGTH)
-        #: batches given back by the worker they waited on for an idle one, and tasks whose result came as a
-        #: continuation, in all (tests, figures)
-        self.taken_back_count = self.continuations_used_count = 0
-        #: batches submitted and not yet sent, in Dask's order
-        self._pending = collections.deque()
+        #: tasks whose result came as a continuation, in all (tests, figures)
+        self.continuations_used_count = 0
         self._lock = threading.Lock()
         self._computes, self._batches = itertools.count(1), itertools.count(1)
-        #: held while choosing and sending, so that a worker gets its batches in the order placement chose them
-        self._dispatching = threading.Lock()
         self._closing = False
         self._discarder = Discarder(client)
         #: the receiving thread of each worker started, the replacements' too (joined at close)
         self._receivers = []
         self.workers = Workers(size, directory, inline_bytes)
         self._held = HeldResults(self._lock, self.workers, client, self._discarder)
+        self._dispatcher = Dispatcher(self._lock, self.workers, self._held, depth)
         with self._lock:
             for w in self.workers:
                 self._start_receiving(w)
@@ -80,7 +74,7 @@ class Pool:
 
     def submit(self, compute, fn, args):
         """Queues a batch (``fn(args)``, as ``dask.local.get_async`` submits it) and sends what placement gives a
-        worker with a free place (``_dispatch``); returns the batch's ``concurrent.futures.Future``, completed by
+        worker with a free place (``Dispatcher.dispatch``); returns the batch's ``concurrent.futures.Future``, completed by
         its worker's receiving thread with ``[(key, result, failed)]``, or with the batch's failure."""
         keys = [a[0] for a in args]
         if len(keys) == 1 and keys[0] in compute.precomputed:
@@ -100,85 +94,9 @@ class Pool:
                 raise RuntimeError("this depot.dask Scheduler is closed")
             if not self.workers.any_alive():
                 raise WorkerDiedError("no depot.dask worker is alive")
-            self._pending.append(batch)
-        self._dispatch()
+            self._dispatcher.pending.append(batch)
+        self._dispatcher.dispatch()
         return batch.future
-
-    def _dispatch(self):
-        """Sends queued batches while placement (``_placement.choose``) gives one to a worker with room, each with
-        its continuations: after a submit, when a batch ends and when a worker is replaced. With nothing left to
-        send, an idle worker takes back a batch waiting behind another worker's running one
-        (``_take_back_for_idle``)."""
-        with self._dispatching:
-            self._dispatch_locked()
-
-    def _dispatch_locked(self):
-        while True:
-            with self._lock:
-                choice = self._choose()
-                if choice is None:
-                    take_back = self._take_back_for_idle()
-                    break
-                w, batch = choice
-                compute = batch.compute
-                w.inflight[batch.id] = batch
-                batch.worker = w
-                _placement.claim(compute.dependents, compute.homes, batch.keys[0], w.pid)
-                chain = _continuations.chain(compute, batch, w.pid)
-                batch.continued = tuple(d for d, _, _ in chain)
-                for key in batch.keys:
-                    compute.sent[key] = (w.pid, batch.oids[key])
-                for key, _, raw in chain:
-                    compute.sent[key] = (w.pid, raw)
-                    _placement.claim(compute.dependents, compute.homes, key, w.pid)
-                publish = self._held.to_publish(compute, w, batch.held)
-            then, then_used = dumps_task(chain, compute.functions) if chain else (None, {})
-            for holder, raws in publish.items():
-                holder.send(Publish(raws))
-            with w.send_lock:  # the worker's function table changes in the order of the messages
-                definitions, forget = w.sent.delta({**batch.used, **then_used}, compute.functions)
-                drops, w.pending_drops = w.pending_drops, []
-                w.send_encoded(_transport.encode(RunBatch(batch.id, definitions, forget, batch.body, drops, then)))
-        if take_back is not None:
-            take_back.worker.send(Unqueue(take_back.id))
-
-    def _choose(self):
-        """``(worker, batch)`` to send next, taken off the queue, or None (under the lock)."""
-        if not self._pending:
-            return None
-        alive = self.workers.alive()
-        choice = _placement.choose({w.pid: len(w.inflight) for w in alive}, self.depth,
-                                   (self._preference(b) for b in self._pending))
-        if choice is None:
-            return None
-        pid, i = choice
-        batch = self._pending[i]
-        del self._pending[i]
-        return next(w for w in alive if w.pid == pid), batch
-
-    def _preference(self, batch):
-        """``_placement.preference`` of ``batch``: its held inputs, its family, its share's worker if alive."""
-        compute, key = batch.compute, batch.keys[0]
-        share = compute.roots.get(key)
-        share_pid = (self.workers[share].pid if share is not None and share < len(self.workers)
-                     and self.workers[share].alive else None)
-        return _placement.preference(batch.held, compute.published, compute.dependents, compute.homes, key,
-                                     share_pid)
-
-    def _take_back_for_idle(self):
-        """The batch to ask back (``Unqueue``) for an idle worker (``_placement.take_back_from``: at the end of a
-        graph, the last leaf would otherwise wait for its worker's running one while another worker idles), or
-        None (under the lock)."""
-        if self._pending:
-            return None
-        pid = _placement.take_back_from({w.pid: len(w.inflight) for w in self.workers.alive()})
-        if pid is None:
-            return None
-        batch = list(self.workers.by_pid(pid).inflight.values())[-1]  # the last sent: the one that waits
-        if not _placement.may_take_back(batch.taking_back, batch.compute.unsubmitted):
-            return None
-        batch.taking_back = True
-        return batch
 
     # ---- held results and cleanup -----------------------------------------------------------------------
 
@@ -258,7 +176,7 @@ class Pool:
             if batch is not None:
                 self._end(batch, error=WorkerTaskError(
                     "depot.dask worker %d could not read the batch of %s:\n%s" % (w.pid, batch.names(), message.text)))
-                self._dispatch()
+                self._dispatcher.dispatch()
         else:
             self._results(w, message.batch_id, message.results, message.seconds)
 
@@ -271,14 +189,11 @@ class Pool:
             if batch is not None:
                 _continuations.forget(batch)
             if requeue:
-                batch.taking_back = False
-                batch.worker = None
-                self._pending.appendleft(batch)
-                self.taken_back_count += 1
+                self._dispatcher.requeue_first(batch)
         if batch is not None and not requeue:
             self._end(batch, error=RuntimeError("batch of %s not run: its compute was abandoned"
                                                 % ", ".join(map(repr, batch.keys))))
-        self._dispatch()
+        self._dispatcher.dispatch()
 
     def _results(self, w, batch_id, body, seconds):
         with self._lock:
@@ -291,7 +206,7 @@ class Pool:
             if raws:
                 w.send(Drop(raws))
             return
-        self._dispatch()
+        self._dispatcher.dispatch()
         compute = batch.compute
         compute.task_seconds.update(seconds)
         with self._lock:
@@ -326,7 +241,7 @@ class Pool:
             w.start_error = "it %s before connecting to the store" % how
         w.gone.set()
         w.ready.set()
-        self._dispatch()  # to the new worker
+        self._dispatcher.dispatch()  # to the new worker
 
     # ---- cancelling and closing -------------------------------------------------------------------------
 
@@ -352,8 +267,7 @@ class Pool:
     def _fail_pending(self, which, why):
         """Takes the queued batches ``which`` selects off the queue; they end failed with ``why``."""
         with self._lock:
-            failed = [b for b in self._pending if which(b)]
-            self._pending = collections.deque(b for b in self._pending if not which(b))
+            failed = self._dispatcher.take(which)
         for b in failed:
             self._end(b, error=RuntimeError("batch of %s not run: %s" % (", ".join(map(repr, b.keys)), why)))
 
