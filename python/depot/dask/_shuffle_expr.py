@@ -17,10 +17,20 @@ shuffle is lowered, and again when it is simplified after lowering, which pushes
 shuffle into its input: one task per input partition, whose result is the map's input. Only an input made of
 blockwise steps alone (from reading or making the data) is fused: a fused group's internal tasks name their
 outside dependencies, which a later simplification could rename.
+
+Nor does it fuse the blockwise steps after a shuffle (selecting a column, a partition's sort, a reduction's
+chunk): each would be a task of its own, and its worker would hold each output partition until the next
+task, a round trip to the scheduler away, while it builds the next one. So a ``DepotShuffle`` takes in the
+blockwise expression that reads it, when that expression reads nothing else and nothing else reads the
+shuffle (``_simplify_up``, while the lowered expression is simplified): its reduce tasks run those steps on
+the partition they build, in the same task (Dask's ``Task.fuse``), and the partition is freed when the task
+ends. The steps are kept as ``Steps``, not as operands, so that dask-expr does not take them for inputs of
+the shuffle.
 """
 
 from dask import config
 
+from ._shuffle_steps import Steps, absorbs, fused_reduce
 from ._shuffle_tasks import ShuffleSpec, map_partition, reduce_partition
 
 
@@ -44,20 +54,55 @@ def install(choose, directory):
         return False
 
     class DepotShuffle(SimpleShuffle):
-        """A shuffle whose map tasks write their slices into Depot and whose reduce tasks read them in place."""
+        """A shuffle whose map tasks write their slices into Depot and whose reduce tasks read them in place,
+        then run the blockwise ``steps`` fused after them."""
+
+        _parameters = SimpleShuffle._parameters + ["steps"]
+        _defaults = {**SimpleShuffle._defaults, "steps": None}
+
+        @property
+        def _meta(self):
+            return self.steps.meta if self.steps else self.frame._meta
+
+        @property
+        def _is_length_preserving(self):
+            return not self.steps or self.steps.length_preserving
+
+        @property
+        def _filter_passthrough(self):
+            return not self.steps
+
+        @property
+        def unique_partition_mapping_columns_from_shuffle(self):
+            if self.steps:
+                return self.steps.unique_partition_mapping_columns
+            return super().unique_partition_mapping_columns_from_shuffle
 
         def _layer(self):
             token = self._name.rsplit("-", 1)[-1]
             map_name = "depot-shuffle-map-" + token
             filtered = self._partitions if self._filtered else None
             spec = ShuffleSpec(token, self.partitioning_index, self.npartitions_out, filtered, self.ignore_index,
-                               self._meta, directory())
+                               self.frame._meta, directory())
             dsk = {(map_name, i): (map_partition, (self.frame._name, i), spec, i)
                    for i in range(self.frame.npartitions)}
             maps = tuple(dsk)  # every reducer depends on every map: a map's output lives until the last one ran
             for i, p in enumerate(self._partitions):
-                dsk[(self._name, i)] = (reduce_partition, spec, p) + maps
+                if self.steps:
+                    dsk[(self._name, i)] = fused_reduce(self._name, i, self.steps, spec, p, maps)
+                else:
+                    dsk[(self._name, i)] = (reduce_partition, spec, p) + maps
             return dsk
+
+        def _simplify_up(self, parent, dependents):
+            if not self.steps:  # the projections and filters Dask moves below a shuffle; never below steps
+                out = super()._simplify_up(parent, dependents)
+                if out is not None:
+                    return out
+            if not absorbs(self, parent, dependents, Blockwise, Fused):
+                return None
+            steps = (self.steps or Steps()).then(parent, self._name)
+            return type(self)(*self.operands[:-1], steps)
 
         def _simplify_down(self):
             if not _fusable(self.frame):

@@ -36,7 +36,8 @@ from .. import _task_context
 from ..ids import ID_LENGTH, ObjectId
 from ._ids import writer_prefix
 
-__all__ = ["MapOutput", "ShuffleSpec", "map_partition", "reduce_partition"]
+__all__ = ["MapOutput", "ShuffleSpec", "keep_result_private", "map_partition", "reduce_partition",
+           "reduce_partition_for_steps"]
 
 #: alignment of each column inside a raw slice
 _ALIGN = 64
@@ -355,6 +356,31 @@ def reduce_partition(spec, partition, *outputs):
     private partition costs no store pages (on this machine a first touch of a shared 4 KiB page costs ~20 us,
     of private NumPy memory, in transparent huge pages, about a twentieth of that) and is freed as soon as it
     is released."""
+    context = _task_context.current()
+    result = _reduce(spec, partition, outputs, context is not None and context.adopt is not None)
+    if context is not None and context.keep_private is not None:
+        context.keep_private(result)
+    return result
+
+
+def reduce_partition_for_steps(spec, partition, *outputs):
+    """Partition ``partition`` in process memory, for the blockwise steps fused after the reduce in the same
+    task (``_shuffle_expr``): they read it, and the task's result is theirs (``keep_result_private``)."""
+    return _reduce(spec, partition, outputs, False)
+
+
+def keep_result_private(value):
+    """``value``, the result of a reduce task's fused steps, which read the partition alone: kept in the
+    depot.dask.distributed worker's memory as the partition would be (``DepotData.keep_private``)."""
+    context = _task_context.current()
+    if context is not None and context.keep_private is not None:
+        context.keep_private(value)
+    return value
+
+
+def _reduce(spec, partition, outputs, into_result):
+    """The partition (see ``reduce_partition``); ``into_result``: concatenated straight into a Depot object
+    that the depot.dask worker adopts as the task's result."""
     client, prefix, _ = _client(spec.directory)
     parts = [(o, o.rows[partition]) for o in outputs if o.rows[partition]]
     if not parts:
@@ -369,7 +395,7 @@ def reduce_partition(spec, partition, *outputs):
         # RangeIndex as gaps or as positions) are concatenated straight into the partition's arrays
         outputs_of = {None if o.kind != RAW else tuple(_output_dtype(s) for s in o.schema) for o, _ in parts}
         if len(outputs_of) == 1 and None not in outputs_of:
-            result = _concat_raw(spec, partition, parts, views, client, prefix)
+            result = _concat_raw(spec, partition, parts, views, client, prefix, into_result)
         else:
             result = _concat_frames(spec, partition, parts, views, client)
     finally:
@@ -377,9 +403,6 @@ def reduce_partition(spec, partition, *outputs):
             if v is not None:
                 v.release()
                 _delete(client, v.id)
-    context = _task_context.current()
-    if context is not None and context.keep_private is not None:
-        context.keep_private(result)
     return result
 
 
@@ -396,7 +419,7 @@ def _frame_of(spec, arrays, total):
     return frame
 
 
-def _concat_raw(spec, partition, parts, views, client, prefix):
+def _concat_raw(spec, partition, parts, views, client, prefix, into_result):
     schema = parts[0][0].schema
     total = sum(r for _, r in parts)
     layouts = [_layout(o.schema, r)[0] for o, r in parts]
@@ -410,8 +433,8 @@ def _concat_raw(spec, partition, parts, views, client, prefix):
                     partition)
             at += rows
 
-    context = _task_context.current()
-    if context is not None and context.adopt is not None:
+    if into_result:
+        context = _task_context.current()
         oid = ObjectId(prefix + os.urandom(ID_LENGTH - len(prefix)))
         frame = _frame_of(spec, [np.empty(total, _output_dtype(s)) for s in schema], total)  # pages untouched
         if _store_frame(client, oid, frame, fill, spec.ignore_index):
