@@ -330,12 +330,14 @@ def _write_raw(client, oid, arrays, schema, take, gaps=None):
         for (offset, dtype), array in zip(where, arrays):
             if dtype is None:  # the PART column: the reducer fills it in
                 continue
+            # Only C calls get ``out``: a Python-level wrapper (``np.take``, ``np.copyto``'s dispatcher) would
+            # hold it in its frame, which distributed's sampling profiler can keep alive past the seal.
             out = np.frombuffer(data, dtype=dtype, count=len(take), offset=offset)
             if array is None:  # a RangeIndex: the rows' positions, or their gaps
-                np.copyto(out, take if gaps is None else gaps, casting="unsafe")
+                out[...] = take if gaps is None else gaps
             else:
                 # mode="clip": the indices are valid, and the default ("raise") gathers into a temporary first
-                np.take(array, take, out=out, mode="clip")
+                array.take(take, out=out, mode="clip")
             del out
         del data
         w.seal()

@@ -259,6 +259,36 @@ def test_the_partitions_column_is_not_stored_and_comes_back_as_each_slices_parti
     assert store_objects(dask_daemon.dir) == []
 
 
+def test_a_map_hands_its_slices_buffers_to_no_python_function_outside_depot(dask_daemon):
+    """distributed's sampling profiler holds the frames it samples for a moment; a library's Python function
+    that received a slice's buffer (NumPy's ``np.take`` wrapper did) would then keep it alive past the seal, a
+    RuntimeWarning from ``ObjectWriter.seal``. A profile hook that keeps every frame outside Depot stands in
+    for the profiler (Depot's own frames hold the buffer only while they create the writer)."""
+    import os
+    import sys
+    import warnings
+    import depot
+    package = os.path.dirname(depot.__file__)
+    frame_ = pd.DataFrame({"key": np.arange(5000) % 7, "v": np.arange(5000.0)}, index=pd.RangeIndex(3, 10003, 2))
+    spec = _shuffle_tasks.ShuffleSpec("t", ["key"], 3, None, False, frame_.iloc[:0], dask_daemon.dir)
+    kept = []
+
+    def keep(frame, event, arg):
+        if event == "call" and not frame.f_code.co_filename.startswith(package):
+            kept.append(frame)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        sys.setprofile(keep)
+        try:
+            output = _shuffle_tasks.map_partition(frame_, spec, 0)
+        finally:
+            sys.setprofile(None)
+    assert kept  # the hook saw the library calls the map makes
+    del kept, output
+    assert store_objects(dask_daemon.dir) == []
+
+
 def _error_of(call):
     """The message of what ``call`` raises; the exception and its traceback are dropped."""
     try:
