@@ -6,13 +6,25 @@ function (and ``shuffle``, whose column fast path only the task method gets) in 
 ``set_index``, ``sort_values`` and ``DataFrame.shuffle`` call through; for every other method it calls Dask's
 function unchanged. ``install`` returns False, and Dask's shuffles stay as they are, when the functions are
 not there with the signatures this was written for.
+
+The steps after a shuffle (selecting a column, a reduction's chunk) are a blockwise layer that Dask's
+optimisation fuses among themselves but not with the reduce tasks, so each would be a task of its own and its
+worker would hold each output partition until that task came. ``install`` also sets Dask's
+``dataframe_optimize`` (the documented configuration key that replaces the DataFrame optimiser), unless the
+user set it already, to Dask's own optimiser followed by ``absorb_steps``: a blockwise layer that alone reads a
+Depot shuffle's reduce layer, partition for partition, runs in the reduce tasks.
 """
 
 import inspect
 
 from dask import config
 
-from ._shuffle_tasks import ShuffleSpec, map_partition, reduce_partition
+from ._shuffle_tasks import (ShuffleSpec, keep_result_private, map_partition, reduce_partition,
+                             reduce_partition_for_steps)
+
+#: the prefix of a Depot shuffle's reduce layer (its maps' layer is "depot-shuffle-map-...")
+REDUCE_PREFIX = "depot-shuffle-"
+_MAP_PREFIX = "depot-shuffle-map-"
 
 _REARRANGE = ["df", "col", "npartitions", "max_branch", "shuffle", "compute", "ignore_index"]
 _SHUFFLE = ["df", "index", "shuffle", "npartitions", "max_branch", "ignore_index", "compute"]
@@ -55,7 +67,48 @@ def install(choose, directory):
     rearrange_by_column._depot = shuffle._depot = True
     rearrange_by_column.__wrapped__, shuffle.__wrapped__ = original_rearrange, original_shuffle
     ds.rearrange_by_column, ds.shuffle = rearrange_by_column, shuffle
+    if config.get("dataframe_optimize", None) is None:
+        config.set({"dataframe_optimize": optimize})
     return True
+
+
+def optimize(dsk, keys, **kwargs):
+    """Dask's DataFrame optimisation, then ``absorb_steps``."""
+    from dask.dataframe.optimize import optimize as dask_optimize
+    return absorb_steps(dask_optimize(dsk, keys, **kwargs))
+
+
+def absorb_steps(graph):
+    """``graph`` (a HighLevelGraph) where each blockwise layer that alone reads a Depot shuffle's reduce layer,
+    each of its tasks reading the same partition, runs in the reduce tasks: its tasks become the reduce's
+    followed by its own, and the reduce layer goes. Anything else is left as it is."""
+    from dask.blockwise import Blockwise
+    from dask.core import keys_in_tasks, reverse_dict, subs
+    from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
+    if not isinstance(graph, HighLevelGraph):
+        return graph
+    layers, dependencies = dict(graph.layers), dict(graph.dependencies)
+    dependents = reverse_dict(dependencies)
+    for name in [n for n in layers if n.startswith(REDUCE_PREFIX) and not n.startswith(_MAP_PREFIX)]:
+        readers = dependents.get(name, set())
+        if len(readers) != 1:
+            continue
+        (reader,) = readers
+        if not isinstance(layers[reader], Blockwise) or dependencies[reader] != {name}:
+            continue
+        reduces, steps = dict(layers[name]), dict(layers[reader])
+        fused = {}
+        for key, task in steps.items():
+            part = (name, key[1]) if isinstance(key, tuple) and len(key) == 2 else None
+            if part not in reduces or set(keys_in_tasks(reduces, [task])) != {part}:
+                break
+            _, spec, p, *maps = reduces[part]
+            fused[key] = (keep_result_private, subs(task, part, (reduce_partition_for_steps, spec, p, *maps)))
+        else:
+            layers[reader] = MaterializedLayer(fused, annotations=layers[reader].annotations)
+            dependencies[reader] = dependencies.pop(name)
+            del layers[name]
+    return HighLevelGraph(layers, dependencies)
 
 
 def depot_rearrange(df, col, npartitions, ignore_index, directory):

@@ -99,8 +99,8 @@ def test_dataframe_shuffles_on_the_cluster_go_through_depot_and_equal_dask(clust
     with distributed.get_task_stream(client) as stream:
         got = client.compute(result).result()
     # only this compute's: the stream may also report tasks of the previous compute that ended late
-    graph_keys = _computed_keys(result)
-    reducers = [t["key"] for t in stream.data if _is_reducer(t["key"]) and str(t["key"]) in graph_keys]
+    reducer_keys = _reducer_keys(result)
+    reducers = [t["key"] for t in stream.data if str(t["key"]) in reducer_keys]
     if always_shuffles:
         assert len(reducers) == result.npartitions
     # the reducers' partitions stayed in their workers' memory: nothing asked for them from another worker
@@ -110,31 +110,38 @@ def test_dataframe_shuffles_on_the_cluster_go_through_depot_and_equal_dask(clust
     _wait_empty(c.depot_dir)
 
 
-def _computed_keys(collection):
-    """The keys of the graph ``client.compute(collection)`` runs: dask-expr optimizes the expression first,
-    which takes the blockwise steps after a Depot shuffle into its reduce tasks."""
+def _optimized_graph(collection):
+    """The graph ``client.compute(collection)`` runs: optimized first, which takes the blockwise steps after a
+    Depot shuffle into its reduce tasks."""
     if depot_dataframe._is_expr(dd):
         from dask._expr import FinalizeCompute
-        graph = FinalizeCompute(collection.expr).optimize().__dask_graph__()
-    else:
-        graph = collection.__dask_graph__()
-    return {str(k) for k in dict(graph)}
+        return dict(FinalizeCompute(collection.expr).optimize().__dask_graph__())
+    return dict(collection.__dask_optimize__(collection.__dask_graph__(), collection.__dask_keys__()))
+
+
+def _reducer_keys(collection):
+    """The keys (as strings: the task stream names keys so in distributed 2022.12) of the tasks that run the
+    Depot shuffle's reduces in the graph ``client.compute(collection)`` runs."""
+    from depot.dask._shuffle_tasks import reduce_partition, reduce_partition_for_steps
+    from dask.utils import key_split
+
+    def reduces(task):
+        if isinstance(task, (tuple, list)):
+            return any(t in (reduce_partition, reduce_partition_for_steps) or reduces(t) for t in task)
+        return False
+
+    graph = _optimized_graph(collection)
+    if depot_dataframe._is_expr(dd):
+        return {str(k) for k in graph if key_split(k) == "depotshuffle"}
+    return {str(k) for k, task in graph.items() if reduces(task)}
 
 
 def _readers_of_reducers(collection):
-    """The names of the tasks that read the Depot shuffle's reduce tasks in the graph a dask-expr compute runs."""
+    """The names of the tasks that read the Depot shuffle's reduce tasks in the graph a compute runs."""
     from dask.core import get_dependencies
     from dask.utils import key_split
-    from dask._expr import FinalizeCompute
-    graph = dict(FinalizeCompute(collection.expr).optimize().__dask_graph__())
-    return {key_split(k) for k in graph if any(_is_reducer(d) for d in get_dependencies(graph, k))}
-
-
-def _is_reducer(key):
-    """A reduce task of the Depot shuffle: ``depot-shuffle-TOKEN`` (legacy DataFrames), ``depotshuffle-TOKEN``
-    (dask-expr); the task stream names keys as strings in distributed 2022.12."""
-    from dask.utils import key_split
-    return key_split(key) in ("depot-shuffle", "depotshuffle")
+    graph, reducers = _optimized_graph(collection), _reducer_keys(collection)
+    return {key_split(k) for k in graph if any(str(d) in reducers for d in get_dependencies(graph, k))}
 
 
 def _total(client, counter):
@@ -255,17 +262,15 @@ def test_the_column_a_task_selects_after_a_shuffle_stays_in_its_workers_memory(c
     c, client = cluster
     ddf = _frame(n=200_000)  # columns of 400 kB a partition: above the 64 KiB a worker keeps inline
     result = ddf.shuffle("key", npartitions=4)["value"]
-    before = {k: _total(client, k) for k in ("derived_private", "kept_private")}
+    before = _total(client, "kept_private")
     got = client.compute(result).result()
     expected = ddf.shuffle("key", npartitions=4, **TASKS)["value"].compute(scheduler="sync")
     pd.testing.assert_series_equal(got.sort_index(), expected.sort_index(), check_index_type=False)
-    if depot_dataframe._is_expr(dd):
-        # the selection runs in the reduce task: its column is the task's result, kept private as the partition
-        assert _readers_of_reducers(result) == {"repartitiontofewer"}  # the compute's concatenation alone
-        assert _total(client, "kept_private") - before["kept_private"] == 4
-    else:
-        # every selected column is a view of a partition kept private
-        assert _total(client, "derived_private") > before["derived_private"]
+    # the selection runs in the reduce task: no task of its own reads the partitions, and the selected column,
+    # the task's result, is kept private as the partition would be (not copied into the store)
+    assert len(_reducer_keys(result)) == 4
+    assert "getitem" not in _readers_of_reducers(result)
+    assert _total(client, "kept_private") - before == 4
     del got
     _wait_empty(c.depot_dir)
 
