@@ -64,6 +64,9 @@ def install(choose, directory):
         def _meta(self):
             return self.steps.meta if self.steps else self.frame._meta
 
+        def _divisions(self):
+            return self.steps.divisions() if self.steps else super()._divisions()
+
         @property
         def _is_length_preserving(self):
             return not self.steps or self.steps.length_preserving

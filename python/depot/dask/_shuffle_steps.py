@@ -43,6 +43,10 @@ class Steps:
     def meta(self):
         return self.exprs[-1]._meta
 
+    def divisions(self):
+        """The last step's: a step may know them where the shuffle does not (``set_index``'s)."""
+        return self.exprs[-1]._divisions()
+
     @property
     def length_preserving(self):
         return all(getattr(e, "_is_length_preserving", False) for e in self.exprs)
@@ -55,8 +59,9 @@ class Steps:
 def absorbs(shuffle, parent, dependents, blockwise, fused):
     """True when ``shuffle`` can run ``parent`` in its reduce tasks: ``parent`` is a blockwise expression (not
     already a fused group) of the same partitions that reads ``shuffle`` alone, each of its tasks reading the
-    same partition of it, and nothing else reads ``shuffle``."""
-    if not isinstance(parent, blockwise) or isinstance(parent, fused):
+    same partition of it, and nothing else reads ``shuffle``; ``shuffle`` makes all its partitions (the steps'
+    divisions are of all of them)."""
+    if not isinstance(parent, blockwise) or isinstance(parent, fused) or shuffle._filtered:
         return False
     if parent.npartitions != shuffle.npartitions:
         return False

@@ -124,3 +124,19 @@ def test_the_legacy_dataframe_optimiser_is_dasks_then_absorb_steps():
     dasks = dask_optimize(plain.__dask_graph__(), plain.__dask_keys__())
     assert {n: type(l) for n, l in ours.layers.items()} == {n: type(l) for n, l in dasks.layers.items()}
     assert ours.dependencies == dasks.dependencies and set(dict(ours)) == set(dict(dasks))
+
+
+def _division_of(part, partition_info=None):
+    return pd.Series([partition_info["division"]])
+
+
+@pytest.mark.skipif(not EXPR, reason="dask-expr expressions carry divisions")
+def test_steps_in_the_reduce_tasks_keep_the_divisions_they_give(dask_daemon, monkeypatch):
+    """``set_index``'s steps after its shuffle know the new divisions; the tasks after them see them too."""
+    monkeypatch.setenv("DEPOT_DIR", dask_daemon.dir)
+    by_key = frame().set_index("key", **DEPOT)
+    assert by_key.known_divisions
+    assert by_key.expr.optimize(fuse=False).divisions == by_key.divisions
+    divisions = by_key.map_partitions(_division_of, meta=(None, "int64")).compute(scheduler="sync")
+    assert list(divisions) == list(by_key.divisions[:-1])
+    assert store_objects(dask_daemon.dir, b"") == []
