@@ -140,3 +140,33 @@ def test_steps_in_the_reduce_tasks_keep_the_divisions_they_give(dask_daemon, mon
     divisions = by_key.map_partitions(_division_of, meta=(None, "int64")).compute(scheduler="sync")
     assert list(divisions) == list(by_key.divisions[:-1])
     assert store_objects(dask_daemon.dir, b"") == []
+
+
+def _largest(group):
+    return group.nlargest(2)
+
+
+def _sorted(frame_):
+    return frame_.sort_values(list(frame_.columns)).reset_index(drop=True)
+
+
+@pytest.mark.parametrize("name", ["merge", "groupby_apply"])
+def test_merges_and_groupbys_that_shuffle_through_depot_equal_dasks(dask_daemon, monkeypatch, name):
+    """A merge reads two shuffles (its join stays a task of its own); a groupby's apply reads one (it runs in the
+    reduce tasks)."""
+    monkeypatch.setenv("DEPOT_DIR", dask_daemon.dir)
+    ddf = frame()
+    other = dd.from_pandas(pd.DataFrame({"key": np.arange(30), "label": np.arange(30) * 10}), npartitions=3)
+
+    def run(method):
+        with dask.config.set({"dataframe.shuffle.method" if EXPR else "shuffle": method}):
+            if name == "merge":
+                out = ddf.merge(other, on="key", how="inner", npartitions=4)
+            else:
+                out = ddf.groupby("key").value.apply(_largest, meta=("value", "f8")).reset_index()
+            return _sorted(out.compute(scheduler="sync")), reducers(optimized_graph(out))
+
+    (got, reduces), (expected, _) = run("depot"), run("tasks")
+    assert reduces  # it went through Depot
+    pd.testing.assert_frame_equal(got, expected, check_dtype=False)
+    assert store_objects(dask_daemon.dir, b"") == []
