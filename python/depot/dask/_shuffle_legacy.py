@@ -97,18 +97,66 @@ def absorb_steps(graph):
         if not isinstance(layers[reader], Blockwise) or dependencies[reader] != {name}:
             continue
         reduces, steps = dict(layers[name]), dict(layers[reader])
+        projected = _projected(layers, name, layers[reader], next(iter(reduces.values()))[1])
         fused = {}
         for key, task in steps.items():
             part = (name, key[1]) if isinstance(key, tuple) and len(key) == 2 else None
             if part not in reduces or set(keys_in_tasks(reduces, [task])) != {part}:
                 break
             _, spec, p, *maps = reduces[part]
+            spec = projected[1] if projected else spec
             fused[key] = (keep_result_private, subs(task, part, (reduce_partition_for_steps, spec, p, *maps)))
         else:
+            if projected:
+                layers[projected[0]] = projected[2]
             layers[reader] = MaterializedLayer(fused, annotations=layers[reader].annotations)
             dependencies[reader] = dependencies.pop(name)
             del layers[name]
     return HighLevelGraph(layers, dependencies)
+
+
+def _projected(layers, name, reader, spec):
+    """(name of the maps' layer, projected spec, that layer with it) when the blockwise ``reader`` first selects
+    columns of the reduce layer ``name`` and reads nothing else of it, so that the maps need store only those;
+    else None."""
+    import operator
+    from dask.blockwise import Blockwise, blockwise_token
+    inputs = [k for k, (arg, ind) in enumerate(reader.indices) if ind is not None and arg == name]
+    if len(inputs) != 1 or not isinstance(spec, ShuffleSpec) or spec.keep is not None:
+        return None
+    token = blockwise_token(inputs[0])
+    readers = [t for t in reader.dsk.values() if _mentions(t, token)]
+    if len(readers) != 1 or not (isinstance(readers[0], tuple) and len(readers[0]) == 3
+                                 and readers[0][0] is operator.getitem and isinstance(readers[0][1], str)
+                                 and readers[0][1] == token):
+        return None
+    literals = {blockwise_token(k): arg for k, (arg, ind) in enumerate(reader.indices) if ind is None}
+    selected = readers[0][2]
+    selected = literals.get(selected, selected) if isinstance(selected, str) else selected
+    columns = [selected] if isinstance(selected, str) else selected
+    if not isinstance(columns, list) or not columns or not all(isinstance(c, str) for c in columns) \
+            or not set(columns) <= set(spec.meta.columns):
+        return None
+    holders = [n for n, layer in layers.items() if isinstance(layer, Blockwise)
+               and any(arg is spec for arg, ind in layer.indices if ind is None)]
+    if len(holders) != 1:
+        return None
+    maps = layers[holders[0]]
+    kept = spec.keeping(columns)
+    indices = [(kept if arg is spec and ind is None else arg, ind) for arg, ind in maps.indices]
+    return holders[0], kept, Blockwise(maps.output, maps.output_indices, maps.dsk, indices, maps.numblocks,
+                                       maps.concatenate, maps.new_axes, maps.output_blocks, maps.annotations,
+                                       maps.io_deps)
+
+
+def _mentions(task, token):
+    if isinstance(task, str):
+        return task == token
+    if isinstance(task, (tuple, list)):
+        return any(_mentions(t, token) for t in task)
+    if isinstance(task, dict):
+        return any(_mentions(t, token) for t in task.values())
+    return False
 
 
 def depot_rearrange(df, col, npartitions, ignore_index, directory):

@@ -49,11 +49,12 @@ PICKLED = "pickled"
 
 class ShuffleSpec:
     """What every task of one shuffle needs: its token, how rows map to partitions, which partitions are
-    produced, the output's meta and the store to use when the task does not run in a Depot worker."""
+    produced, the output's meta, the store to use when the task does not run in a Depot worker, and ``keep``:
+    the columns the maps store (None: all), when what reads the shuffle selects some."""
 
-    __slots__ = ("token", "columns", "npartitions", "partitions", "ignore_index", "meta", "directory")
+    __slots__ = ("token", "columns", "npartitions", "partitions", "ignore_index", "meta", "directory", "keep")
 
-    def __init__(self, token, columns, npartitions, partitions, ignore_index, meta, directory):
+    def __init__(self, token, columns, npartitions, partitions, ignore_index, meta, directory, keep=None):
         self.token = token
         self.columns = columns
         self.npartitions = int(npartitions)
@@ -61,10 +62,16 @@ class ShuffleSpec:
         self.ignore_index = bool(ignore_index)
         self.meta = meta
         self.directory = directory
+        self.keep = None if keep is None else list(keep)
+
+    def keeping(self, columns):
+        """This shuffle with the maps storing ``columns`` alone (the rows still go where all columns send them)."""
+        return ShuffleSpec(self.token, self.columns, self.npartitions, self.partitions, self.ignore_index,
+                           self.meta[list(columns)], self.directory, columns)
 
     def __reduce__(self):
         return ShuffleSpec, (self.token, self.columns, self.npartitions, self.partitions, self.ignore_index,
-                             self.meta, self.directory)
+                             self.meta, self.directory, self.keep)
 
 
 class MapOutput:
@@ -183,7 +190,7 @@ def _position_gaps(order, starts):
 def _with_constant_partitions(df, schema, ids, columns, ignore_index):
     """``schema`` with the ``_partitions`` column marked PART when it holds each row's partition ``ids``
     (so every slice holds one value of it), else ``schema`` unchanged."""
-    if schema is None or list(columns) != ["_partitions"]:
+    if schema is None or list(columns) != ["_partitions"] or "_partitions" not in df.columns:
         return schema
     j = list(df.columns).index("_partitions") + (0 if ignore_index else 1)
     values = df["_partitions"].to_numpy()
@@ -273,6 +280,8 @@ def map_partition(df, spec, map_index=-1):
     client, prefix, owns = _client(spec.directory)
     n = spec.npartitions
     ids = partition_ids(df, spec.columns, n)
+    if spec.keep is not None:
+        df = df[spec.keep]
     order = np.argsort(ids, kind="stable")
     counts = np.bincount(ids, minlength=n)[:n]
     starts = np.concatenate(([0], np.cumsum(counts)))

@@ -170,3 +170,36 @@ def test_merges_and_groupbys_that_shuffle_through_depot_equal_dasks(dask_daemon,
     assert reduces  # it went through Depot
     pd.testing.assert_frame_equal(got, expected, check_dtype=False)
     assert store_objects(dask_daemon.dir, b"") == []
+
+
+def _kept_columns(graph):
+    """The columns the maps' ShuffleSpec stores, for each spec in ``graph`` (None: all)."""
+    from depot.dask._shuffle_tasks import ShuffleSpec
+    found = {}
+
+    def walk(task):
+        if isinstance(task, ShuffleSpec):
+            found[task.token] = task.keep
+        elif isinstance(task, (tuple, list)):
+            for t in task:
+                walk(t)
+
+    for task in graph.values():
+        walk(task)
+    return sorted(map(repr, found.values()))
+
+
+@pytest.mark.skipif(EXPR, reason="dask-expr pushes the projection into the shuffle itself")
+@pytest.mark.parametrize("select,kept", [(lambda s: s.value.sum(), ["value"]),
+                                         (lambda s: s[["value", "small"]].sum(), ["value", "small"])])
+def test_legacy_maps_store_only_the_columns_the_steps_select(dask_daemon, monkeypatch, select, kept):
+    monkeypatch.setenv("DEPOT_DIR", dask_daemon.dir)
+    ddf = frame()
+    result = select(ddf.shuffle("key", **DEPOT))
+    assert _kept_columns(optimized_graph(result)) == [repr(kept)]
+    expected = select(ddf.shuffle("key", **TASKS)).compute(scheduler="sync")
+    got = result.compute(scheduler="sync")
+    assert np.allclose(np.asarray(got, dtype=float), np.asarray(expected, dtype=float))
+    both = optimized_graph(ddf.shuffle("key", **DEPOT).value.sum(), ddf.shuffle("key", **DEPOT).small.max())
+    assert _kept_columns(both) == [repr(None)]  # two readers: every column
+    assert store_objects(dask_daemon.dir, b"") == []
