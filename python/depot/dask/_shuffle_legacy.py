@@ -9,10 +9,12 @@ not there with the signatures this was written for.
 
 The steps after a shuffle (selecting a column, a reduction's chunk) are a blockwise layer that Dask's
 optimisation fuses among themselves but not with the reduce tasks, so each would be a task of its own and its
-worker would hold each output partition until that task came. ``install`` also sets Dask's
-``dataframe_optimize`` (the documented configuration key that replaces the DataFrame optimiser), unless the
-user set it already, to Dask's own optimiser followed by ``absorb_steps``: a blockwise layer that alone reads a
-Depot shuffle's reduce layer, partition for partition, runs in the reduce tasks.
+worker would hold each output partition until that task came. ``install`` also makes the legacy collections'
+default optimiser (their ``__dask_optimize__``, a ``globalmethod`` that the configuration key
+``dataframe_optimize`` still overrides) Dask's own followed by ``absorb_steps``: a blockwise layer that alone
+reads a Depot shuffle's reduce layer, partition for partition, runs in the reduce tasks. (Not the
+configuration key itself: a function in Dask's global configuration breaks what serialises it, such as
+``SSHCluster``.)
 """
 
 import inspect
@@ -67,9 +69,19 @@ def install(choose, directory):
     rearrange_by_column._depot = shuffle._depot = True
     rearrange_by_column.__wrapped__, shuffle.__wrapped__ = original_rearrange, original_shuffle
     ds.rearrange_by_column, ds.shuffle = rearrange_by_column, shuffle
-    if config.get("dataframe_optimize", None) is None:
-        config.set({"dataframe_optimize": optimize})
+    _install_optimize()
     return True
+
+
+def _install_optimize():
+    """Makes ``optimize`` the default of the legacy collections' ``__dask_optimize__`` where it is Dask's own."""
+    from dask.context import globalmethod
+    from dask.dataframe import core
+    from dask.dataframe.optimize import optimize as dask_optimize
+    for cls in (core.Scalar, core._Frame):
+        method = cls.__dict__.get("__dask_optimize__")
+        if getattr(method, "_default", None) is dask_optimize:
+            cls.__dask_optimize__ = globalmethod(optimize, key=method._key, falsey=method._falsey)
 
 
 def optimize(dsk, keys, **kwargs):
