@@ -93,38 +93,50 @@ def optimize(dsk, keys, **kwargs):
 def absorb_steps(graph):
     """``graph`` (a HighLevelGraph) where each blockwise layer that alone reads a Depot shuffle's reduce layer,
     each of its tasks reading the same partition, runs in the reduce tasks: its tasks become the reduce's
-    followed by its own, and the reduce layer goes. Anything else is left as it is."""
-    from dask.blockwise import Blockwise
-    from dask.core import keys_in_tasks, reverse_dict, subs
-    from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
+    followed by its own, and the reduce layer goes. Anything else, and a layer whose tasks do not have the
+    shapes expected, is left as it is."""
+    from dask.core import reverse_dict
+    from dask.highlevelgraph import HighLevelGraph
     if not isinstance(graph, HighLevelGraph):
         return graph
     layers, dependencies = dict(graph.layers), dict(graph.dependencies)
     dependents = reverse_dict(dependencies)
     for name in [n for n in layers if n.startswith(REDUCE_PREFIX) and not n.startswith(_MAP_PREFIX)]:
-        readers = dependents.get(name, set())
-        if len(readers) != 1:
+        try:
+            _absorb(layers, dependencies, dependents, name)
+        except Exception:  # a graph of shapes this was not written for: Dask's own optimisation stands
             continue
-        (reader,) = readers
-        if not isinstance(layers[reader], Blockwise) or dependencies[reader] != {name}:
-            continue
-        reduces, steps = dict(layers[name]), dict(layers[reader])
-        projected = _projected(layers, name, layers[reader], next(iter(reduces.values()))[1])
-        fused = {}
-        for key, task in steps.items():
-            part = (name, key[1]) if isinstance(key, tuple) and len(key) == 2 else None
-            if part not in reduces or set(keys_in_tasks(reduces, [task])) != {part}:
-                break
-            _, spec, p, *maps = reduces[part]
-            spec = projected[1] if projected else spec
-            fused[key] = (keep_result_private, subs(task, part, (reduce_partition_for_steps, spec, p, *maps)))
-        else:
-            if projected:
-                layers[projected[0]] = projected[2]
-            layers[reader] = MaterializedLayer(fused, annotations=layers[reader].annotations)
-            dependencies[reader] = dependencies.pop(name)
-            del layers[name]
     return HighLevelGraph(layers, dependencies)
+
+
+def _absorb(layers, dependencies, dependents, name):
+    """Runs the one blockwise reader of the reduce layer ``name`` in the reduce tasks, in ``layers`` and
+    ``dependencies``, when it can; changes nothing until the new layers are made."""
+    from dask.blockwise import Blockwise
+    from dask.core import keys_in_tasks, subs
+    from dask.highlevelgraph import MaterializedLayer
+    readers = dependents.get(name, set())
+    if len(readers) != 1:
+        return
+    (reader,) = readers
+    if not isinstance(layers[reader], Blockwise) or dependencies[reader] != {name}:
+        return
+    reduces, steps = dict(layers[name]), dict(layers[reader])
+    projected = _projected(layers, name, layers[reader], next(iter(reduces.values()))[1])
+    fused = {}
+    for key, task in steps.items():
+        part = (name, key[1]) if isinstance(key, tuple) and len(key) == 2 else None
+        if part not in reduces or set(keys_in_tasks(reduces, [task])) != {part}:
+            return
+        _, spec, p, *maps = reduces[part]
+        spec = projected[1] if projected else spec
+        fused[key] = (keep_result_private, subs(task, part, (reduce_partition_for_steps, spec, p, *maps)))
+    fused_layer = MaterializedLayer(fused, annotations=layers[reader].annotations)
+    if projected:
+        layers[projected[0]] = projected[2]
+    layers[reader] = fused_layer
+    dependencies[reader] = dependencies.pop(name)
+    del layers[name]
 
 
 def _projected(layers, name, reader, spec):
