@@ -11,9 +11,9 @@ The steps after a shuffle (selecting a column, a reduction's chunk) are a blockw
 optimisation fuses among themselves but not with the reduce tasks, so each would be a task of its own and its
 worker would hold each output partition until that task came. ``install`` also makes the legacy collections'
 default optimiser (their ``__dask_optimize__``, a ``globalmethod`` that the configuration key
-``dataframe_optimize`` still overrides) Dask's own followed by ``absorb_steps``: a blockwise layer that alone
-reads a Depot shuffle's reduce layer, partition for partition, runs in the reduce tasks. (Not the
-configuration key itself: a function in Dask's global configuration breaks what serialises it, such as
+``dataframe_optimize`` still overrides) Dask's own followed by ``_legacy_steps.absorb_steps``: a blockwise
+layer that alone reads a Depot shuffle's reduce layer, partition for partition, runs in the reduce tasks. (Not
+the configuration key itself: a function in Dask's global configuration breaks what serialises it, such as
 ``SSHCluster``.)
 """
 
@@ -21,12 +21,8 @@ import inspect
 
 from dask import config
 
-from ._shuffle_tasks import (ShuffleSpec, keep_result_private, map_partition, reduce_partition,
-                             reduce_partition_for_steps)
-
-#: the prefix of a Depot shuffle's reduce layer (its maps' layer is "depot-shuffle-map-...")
-REDUCE_PREFIX = "depot-shuffle-"
-_MAP_PREFIX = "depot-shuffle-map-"
+from ._legacy_steps import optimize
+from ._shuffle_tasks import ShuffleSpec, map_partition, reduce_partition
 
 _REARRANGE = ["df", "col", "npartitions", "max_branch", "shuffle", "compute", "ignore_index"]
 _SHUFFLE = ["df", "index", "shuffle", "npartitions", "max_branch", "ignore_index", "compute"]
@@ -82,105 +78,6 @@ def _install_optimize():
         method = cls.__dict__.get("__dask_optimize__")
         if getattr(method, "_default", None) is dask_optimize:
             cls.__dask_optimize__ = globalmethod(optimize, key=method._key, falsey=method._falsey)
-
-
-def optimize(dsk, keys, **kwargs):
-    """Dask's DataFrame optimisation, then ``absorb_steps``."""
-    from dask.dataframe.optimize import optimize as dask_optimize
-    return absorb_steps(dask_optimize(dsk, keys, **kwargs))
-
-
-def absorb_steps(graph):
-    """``graph`` (a HighLevelGraph) where each blockwise layer that alone reads a Depot shuffle's reduce layer,
-    each of its tasks reading the same partition, runs in the reduce tasks: its tasks become the reduce's
-    followed by its own, and the reduce layer goes. Anything else, and a layer whose tasks do not have the
-    shapes expected, is left as it is."""
-    from dask.core import reverse_dict
-    from dask.highlevelgraph import HighLevelGraph
-    if not isinstance(graph, HighLevelGraph):
-        return graph
-    layers, dependencies = dict(graph.layers), dict(graph.dependencies)
-    dependents = reverse_dict(dependencies)
-    for name in [n for n in layers if n.startswith(REDUCE_PREFIX) and not n.startswith(_MAP_PREFIX)]:
-        try:
-            _absorb(layers, dependencies, dependents, name)
-        except Exception:  # a graph of shapes this was not written for: Dask's own optimisation stands
-            continue
-    return HighLevelGraph(layers, dependencies)
-
-
-def _absorb(layers, dependencies, dependents, name):
-    """Runs the one blockwise reader of the reduce layer ``name`` in the reduce tasks, in ``layers`` and
-    ``dependencies``, when it can; changes nothing until the new layers are made."""
-    from dask.blockwise import Blockwise
-    from dask.core import keys_in_tasks, subs
-    from dask.highlevelgraph import MaterializedLayer
-    readers = dependents.get(name, set())
-    if len(readers) != 1:
-        return
-    (reader,) = readers
-    if not isinstance(layers[reader], Blockwise) or dependencies[reader] != {name}:
-        return
-    reduces, steps = dict(layers[name]), dict(layers[reader])
-    projected = _projected(layers, name, layers[reader], next(iter(reduces.values()))[1])
-    fused = {}
-    for key, task in steps.items():
-        part = (name, key[1]) if isinstance(key, tuple) and len(key) == 2 else None
-        if part not in reduces or set(keys_in_tasks(reduces, [task])) != {part}:
-            return
-        _, spec, p, *maps = reduces[part]
-        spec = projected[1] if projected else spec
-        fused[key] = (keep_result_private, subs(task, part, (reduce_partition_for_steps, spec, p, *maps)))
-    fused_layer = MaterializedLayer(fused, annotations=layers[reader].annotations)
-    if projected:
-        layers[projected[0]] = projected[2]
-    layers[reader] = fused_layer
-    dependencies[reader] = dependencies.pop(name)
-    del layers[name]
-
-
-def _projected(layers, name, reader, spec):
-    """(name of the maps' layer, projected spec, that layer with it) when the blockwise ``reader`` first selects
-    columns of the reduce layer ``name`` and reads nothing else of it, so that the maps need store only those;
-    else None."""
-    import operator
-    from dask.blockwise import Blockwise, blockwise_token
-    inputs = [k for k, (arg, ind) in enumerate(reader.indices) if ind is not None and arg == name]
-    if len(inputs) != 1 or not isinstance(spec, ShuffleSpec) or spec.keep is not None:
-        return None
-    token = blockwise_token(inputs[0])
-    readers = [t for t in reader.dsk.values() if _mentions(t, token)]
-    if len(readers) != 1 or not (isinstance(readers[0], tuple) and len(readers[0]) == 3
-                                 and readers[0][0] is operator.getitem and isinstance(readers[0][1], str)
-                                 and readers[0][1] == token):
-        return None
-    literals = {blockwise_token(k): arg for k, (arg, ind) in enumerate(reader.indices) if ind is None}
-    selected = readers[0][2]
-    selected = literals.get(selected, selected) if isinstance(selected, str) else selected
-    columns = [selected] if isinstance(selected, str) else selected
-    if not isinstance(columns, list) or not columns or not all(isinstance(c, str) for c in columns) \
-            or not set(columns) <= set(spec.meta.columns):
-        return None
-    holders = [n for n, layer in layers.items() if isinstance(layer, Blockwise)
-               and any(arg is spec for arg, ind in layer.indices if ind is None)]
-    if len(holders) != 1:
-        return None
-    maps = layers[holders[0]]
-    kept = spec.keeping(columns)
-    indices = [(kept if arg is spec and ind is None else arg, ind) for arg, ind in maps.indices]
-    return holders[0], kept, Blockwise(maps.output, maps.output_indices, maps.dsk, indices, maps.numblocks,
-                                       maps.concatenate, maps.new_axes, maps.output_blocks, maps.annotations,
-                                       maps.io_deps)
-
-
-def _mentions(task, token):
-    if isinstance(task, str):
-        return task == token
-    if isinstance(task, (tuple, list)):
-        return any(_mentions(t, token) for t in task)
-    if isinstance(task, dict):
-        return any(_mentions(t, token) for t in task.values())
-    return False
 
 
 def depot_rearrange(df, col, npartitions, ignore_index, directory):

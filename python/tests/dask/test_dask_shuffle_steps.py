@@ -115,15 +115,15 @@ def test_a_shuffle_that_two_expressions_read_keeps_its_partitions(dask_daemon, m
 
 @pytest.mark.skipif(EXPR, reason="the legacy DataFrame's optimiser")
 def test_the_legacy_dataframe_optimiser_is_dasks_then_absorb_steps():
-    from depot.dask import _shuffle_legacy
+    from depot.dask import _legacy_steps
     assert dask.config.get("dataframe_optimize", None) is None  # the configuration stays the user's
     assert dask.config.serialize(dask.config.global_config)  # as SSHCluster passes it to its processes
-    assert frame().__dask_optimize__ is _shuffle_legacy.optimize and frame().value.sum().__dask_optimize__ is \
-        _shuffle_legacy.optimize
+    assert frame().__dask_optimize__ is _legacy_steps.optimize and frame().value.sum().__dask_optimize__ is \
+        _legacy_steps.optimize
     ddf = frame()
     plain = ddf.value.sum()  # no shuffle: Dask's own optimisation, unchanged
     from dask.dataframe.optimize import optimize as dask_optimize
-    ours = _shuffle_legacy.optimize(plain.__dask_graph__(), plain.__dask_keys__())
+    ours = _legacy_steps.optimize(plain.__dask_graph__(), plain.__dask_keys__())
     dasks = dask_optimize(plain.__dask_graph__(), plain.__dask_keys__())
     assert {n: type(l) for n, l in ours.layers.items()} == {n: type(l) for n, l in dasks.layers.items()}
     assert ours.dependencies == dasks.dependencies and set(dict(ours)) == set(dict(dasks))
