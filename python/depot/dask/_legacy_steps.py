@@ -9,11 +9,11 @@ gives the maps (a blockwise layer holding the ``ShuffleSpec``) a spec that store
 
 from ._shuffle_tasks import ShuffleSpec, keep_result_private, reduce_partition_for_steps
 
-__all__ = ["REDUCE_PREFIX", "absorb_steps", "optimize"]
+__all__ = ["MAP_TOKEN", "REDUCE_PREFIX", "absorb_steps", "optimize"]
 
-#: the prefix of a Depot shuffle's reduce layer (its maps' layer is "depot-shuffle-map-...")
+#: the prefix of a Depot shuffle's reduce layer, and the token of its maps' layer ("depot-shuffle-map-...")
 REDUCE_PREFIX = "depot-shuffle-"
-_MAP_PREFIX = "depot-shuffle-map-"
+MAP_TOKEN = REDUCE_PREFIX + "map"
 
 
 def optimize(dsk, keys, **kwargs):
@@ -33,7 +33,7 @@ def absorb_steps(graph):
         return graph
     layers, dependencies = dict(graph.layers), dict(graph.dependencies)
     dependents = reverse_dict(dependencies)
-    for name in [n for n in layers if n.startswith(REDUCE_PREFIX) and not n.startswith(_MAP_PREFIX)]:
+    for name in [n for n in layers if n.startswith(REDUCE_PREFIX) and not n.startswith(MAP_TOKEN + "-")]:
         try:
             _absorb(layers, dependencies, dependents, name)
         except Exception:  # a graph of shapes this was not written for: Dask's own optimisation stands

@@ -21,7 +21,7 @@ import inspect
 
 from dask import config
 
-from ._legacy_steps import optimize
+from ._legacy_steps import MAP_TOKEN, REDUCE_PREFIX, optimize
 from ._shuffle_tasks import ShuffleSpec, map_partition, reduce_partition
 
 _REARRANGE = ["df", "col", "npartitions", "max_branch", "shuffle", "compute", "ignore_index"]
@@ -91,11 +91,11 @@ def depot_rearrange(df, col, npartitions, ignore_index, directory):
     from dask.dataframe.core import new_dd_object
     from dask.highlevelgraph import HighLevelGraph
     token = tokenize(df, col, npartitions, ignore_index, "depot-shuffle")
-    name = "depot-shuffle-" + token
+    name = REDUCE_PREFIX + token
     meta = df._meta.reset_index(drop=True) if ignore_index else df._meta
     spec = ShuffleSpec(token, col, npartitions, None, ignore_index, meta, directory)
     maps = df.map_partitions(map_partition, spec, meta=pd.Series([], dtype=object), enforce_metadata=False,
-                             transform_divisions=False, align_dataframes=False, token="depot-shuffle-map")
+                             transform_divisions=False, align_dataframes=False, token=MAP_TOKEN)
     keys = tuple(maps.__dask_keys__())  # every reducer depends on every map: a map's output lives until the last
     dsk = {(name, p): (reduce_partition, spec, p) + keys for p in range(npartitions)}
     graph = HighLevelGraph.from_collections(name, dsk, dependencies=[maps])

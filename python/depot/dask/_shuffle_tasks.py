@@ -368,10 +368,7 @@ def reduce_partition(spec, partition, *outputs):
     of private NumPy memory, in transparent huge pages, about a twentieth of that) and is freed as soon as it
     is released."""
     context = _task_context.current()
-    result = _reduce(spec, partition, outputs, context is not None and context.adopt is not None)
-    if context is not None and context.keep_private is not None:
-        context.keep_private(result)
-    return result
+    return keep_result_private(_reduce(spec, partition, outputs, context is not None and context.adopt is not None))
 
 
 def reduce_partition_for_steps(spec, partition, *outputs):
@@ -381,8 +378,8 @@ def reduce_partition_for_steps(spec, partition, *outputs):
 
 
 def keep_result_private(value):
-    """``value``, the result of a reduce task's fused steps, which read the partition alone: kept in the
-    depot.dask.distributed worker's memory as the partition would be (``DepotData.keep_private``)."""
+    """``value``, a reduce task's result (its partition, or what the fused steps made of it alone): kept in the
+    depot.dask.distributed worker's memory (``DepotData.keep_private``)."""
     context = _task_context.current()
     if context is not None and context.keep_private is not None:
         context.keep_private(value)
